@@ -1,0 +1,53 @@
+"""The ``evalkit`` command line: a thin shell over the library.
+
+Each sub-command lives in its own module of this package and exposes
+``register(subparsers) -> None``, which adds its parser and sets ``func`` (a callable
+taking the parsed ``argparse.Namespace`` and returning an exit code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+__all__ = ["main", "build_parser"]
+
+# Sub-command modules, in the order ``evalkit --help`` lists them.
+_COMMANDS: tuple[str, ...] = (
+    "summary",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every sub-command registered."""
+    from evalkit import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="evalkit",
+        description="Statistical evaluation of AI agents: ratings, significance, Elo per budget, simulation.",
+    )
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMANDS:
+        importlib.import_module(f"evalkit.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``evalkit`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as exc:  # validation errors: one clear line, no traceback
+        print(f"evalkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""The canonical comparisons frame: the one table every reader produces and every fit reads.
+
+One row is one judged comparison between two players:
+
+============  ========  =====================================================================
+column        required  meaning
+============  ========  =====================================================================
+``player_a``  yes       first player (str)
+``player_b``  yes       second player (str), different from ``player_a``
+``outcome``   yes       ``player_a``'s score in [0, 1]: 1 win, 0.5 tie, 0 loss, or continuous
+``weight``    yes       non-negative weight of the comparison (1.0 when the source has none)
+``item``      no        prompt / instruction / item id (str), the natural cluster for paired tests
+``task``      no        task id (str)
+``judge``     no        who judged (annotator, worker, judge model) (str)
+``budget``    no        budget at which the comparison was made (float)
+``source``    no        file the row came from (str)
+``line``      no        1-based line (JSONL/CSV) or record number (JSON list) in ``source``
+============  ========  =====================================================================
+
+Players are strings (numeric ids are turned into strings) so that ``"1"`` from a CSV and
+``1`` from JSON are the same player. :func:`validate_comparisons` is the single gate that
+every reader and every DataFrame passed by a user goes through.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalkit._errors import describe_bad, where
+
+__all__ = [
+    "REQUIRED_COLUMNS",
+    "OPTIONAL_COLUMNS",
+    "CANONICAL_COLUMNS",
+    "validate_comparisons",
+]
+
+REQUIRED_COLUMNS: tuple[str, ...] = ("player_a", "player_b", "outcome", "weight")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("item", "task", "judge", "budget", "source", "line")
+CANONICAL_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+
+_STR_COLUMNS = ("player_a", "player_b", "item", "task", "judge", "source")
+
+
+def _to_str(series: pd.Series) -> pd.Series:
+    """Strings for ids; keeps missing values missing; 3.0 -> '3' for float-typed ids."""
+    if pd.api.types.is_float_dtype(series):
+        whole = series.dropna()
+        if len(whole) and np.all(np.mod(whole.to_numpy(), 1) == 0):
+            out = series.astype("Int64").astype("string")
+            return out.astype(object).where(series.notna(), None)
+    out = series.astype(object)
+    mask = out.notna()
+    out[mask] = out[mask].map(str)
+    return out.where(mask, None)
+
+
+def validate_comparisons(frame: pd.DataFrame, *, source: str | None = None) -> pd.DataFrame:
+    """Check a comparisons frame and return it in canonical form.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        At least ``player_a``, ``player_b`` and ``outcome``; ``weight`` defaults to 1.
+        Other canonical columns are kept; non-canonical columns are kept after them.
+    source : str, optional
+        Name used in error messages (a file name).
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame with canonical dtypes and column order and a fresh ``RangeIndex``.
+
+    Raises
+    ------
+    ValueError
+        On a missing column, a missing player, a player compared with itself, an outcome
+        that is missing or outside [0, 1], or a negative / non-finite weight. The message
+        names the column, what was found, what is allowed, how many rows and where the
+        first one is (``line`` when the frame has it).
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"comparisons must be a pandas DataFrame; got {type(frame).__name__}.")
+    src = f" in {source}" if source else ""
+    missing = [c for c in ("player_a", "player_b", "outcome") if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"The comparisons frame{src} lacks the required column(s) {missing}; "
+            f"it has {list(frame.columns)}. Required: ['player_a', 'player_b', 'outcome']."
+        )
+    if len(frame) == 0:
+        raise ValueError(f"The comparisons frame{src} has no rows.")
+    out = frame.copy()
+    out.index = pd.RangeIndex(len(out))
+    if "weight" not in out.columns:
+        out["weight"] = 1.0
+    lines = out["line"].to_numpy() if "line" in out.columns else None
+
+    for col in _STR_COLUMNS:
+        if col in out.columns:
+            out[col] = _to_str(out[col])
+    for col in ("player_a", "player_b"):
+        bad = out[col].isna().to_numpy()
+        if bad.any():
+            raise ValueError(
+                f"The '{col}' column{src} must name a player. Got a missing value "
+                f"{where(bad, lines)} instead."
+            )
+    same = (out["player_a"] == out["player_b"]).to_numpy()
+    if same.any():
+        raise ValueError(
+            f"A player cannot be compared with itself{src}: 'player_a' == 'player_b' "
+            f"({describe_bad(out['player_a'].to_numpy(), same)}) {where(same, lines)}."
+        )
+    outcome = pd.to_numeric(out["outcome"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(outcome) | (outcome < 0) | (outcome > 1)
+    if bad.any():
+        raise ValueError(
+            f"The 'outcome' column{src} must be player_a's score in [0, 1] (1 win, 0.5 tie, 0 loss). "
+            f"Got {describe_bad(out['outcome'].to_numpy(), bad)} {where(bad, lines)} instead."
+        )
+    out["outcome"] = outcome
+    weight = pd.to_numeric(out["weight"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(weight) | (weight < 0)
+    if bad.any():
+        raise ValueError(
+            f"The 'weight' column{src} must be finite and >= 0. "
+            f"Got {describe_bad(out['weight'].to_numpy(), bad)} {where(bad, lines)} instead."
+        )
+    out["weight"] = weight
+    if "budget" in out.columns:
+        out["budget"] = pd.to_numeric(out["budget"], errors="coerce").astype(float)
+    if "line" in out.columns:
+        out["line"] = pd.to_numeric(out["line"], errors="coerce").astype("Int64")
+    order = [c for c in CANONICAL_COLUMNS if c in out.columns]
+    extra = [c for c in out.columns if c not in CANONICAL_COLUMNS]
+    return out[order + extra]
