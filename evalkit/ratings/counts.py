@@ -1,0 +1,226 @@
+"""Sufficient statistics of a comparisons frame: weighted win / loss / tie counts per pair.
+
+Every rating fit in :mod:`evalkit.ratings` reads a :class:`PairCounts`, never the rows:
+a Bradley–Terry likelihood depends on the data only through these counts, so a fit on
+a million comparisons among 100 models is a fit on at most 4,950 pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from evalkit.io.schema import validate_comparisons
+
+__all__ = ["PairCounts", "aggregate", "encode_players"]
+
+# Outcomes within this distance of 0.5 count as ties, of 0 / 1 as losses / wins.
+_TIE_TOL = 1e-12
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Weighted counts per unordered pair of players.
+
+    Attributes
+    ----------
+    players : tuple of str
+        Player names; index ``k`` in ``i`` / ``j`` refers to ``players[k]``.
+    i, j : numpy.ndarray of int64
+        Player indices of each pair, ``i < j``, each pair at most once.
+    wins_i, wins_j, ties : numpy.ndarray of float64
+        Weighted number of wins of ``i``, wins of ``j`` and ties in the pair. A continuous
+        outcome ``o`` (``i``'s score, not 0, 0.5 or 1) with weight ``w`` adds ``w * o`` to
+        ``wins_i`` and ``w * (1 - o)`` to ``wins_j``.
+    """
+
+    players: tuple[str, ...]
+    i: np.ndarray
+    j: np.ndarray
+    wins_i: np.ndarray
+    wins_j: np.ndarray
+    ties: np.ndarray
+
+    @property
+    def n_players(self) -> int:
+        """Number of players."""
+        return len(self.players)
+
+    @property
+    def total(self) -> np.ndarray:
+        """Weighted number of comparisons per pair."""
+        return self.wins_i + self.wins_j + self.ties
+
+    @classmethod
+    def from_arrays(
+        cls,
+        players: ArrayLike,
+        i: ArrayLike,
+        j: ArrayLike,
+        wins_i: ArrayLike,
+        wins_j: ArrayLike,
+        ties: ArrayLike | None = None,
+    ) -> PairCounts:
+        """Build counts from arrays, merging repeated pairs and orienting each as ``i < j``.
+
+        Parameters
+        ----------
+        players : sequence of str
+            Player names.
+        i, j : array_like of int
+            Player indices (any order; ``(3, 1)`` and ``(1, 3)`` are the same pair).
+        wins_i, wins_j : array_like of float
+            Weighted wins of ``i`` and of ``j`` (as given, before orienting).
+        ties : array_like of float, optional
+            Weighted ties (zeros when omitted).
+
+        Returns
+        -------
+        PairCounts
+
+        Raises
+        ------
+        ValueError
+            On mismatched lengths, an index outside ``players``, ``i == j``, or a negative
+            or non-finite count.
+        """
+        names = tuple(str(p) for p in np.asarray(players, dtype=object).ravel())
+        if len(set(names)) != len(names):
+            raise ValueError(f"'players' must be unique names; got {len(names)} with duplicates.")
+        ii = np.asarray(i, dtype=np.int64).ravel()
+        jj = np.asarray(j, dtype=np.int64).ravel()
+        wi = np.asarray(wins_i, dtype=float).ravel()
+        wj = np.asarray(wins_j, dtype=float).ravel()
+        tt = np.zeros_like(wi) if ties is None else np.asarray(ties, dtype=float).ravel()
+        n = len(ii)
+        if not (len(jj) == len(wi) == len(wj) == len(tt) == n):
+            raise ValueError(
+                "'i', 'j', 'wins_i', 'wins_j' and 'ties' must have the same length; got "
+                f"{[len(ii), len(jj), len(wi), len(wj), len(tt)]}."
+            )
+        for name, idx in (("i", ii), ("j", jj)):
+            bad = (idx < 0) | (idx >= len(names))
+            if bad.any():
+                raise ValueError(
+                    f"'{name}' must index 'players' (0..{len(names) - 1}); "
+                    f"got {int(idx[bad][0])} in {int(bad.sum())} entries."
+                )
+        if (ii == jj).any():
+            raise ValueError(f"A player cannot be compared with itself: 'i' == 'j' in {int((ii == jj).sum())} entries.")
+        for name, arr in (("wins_i", wi), ("wins_j", wj), ("ties", tt)):
+            bad = ~np.isfinite(arr) | (arr < 0)
+            if bad.any():
+                raise ValueError(f"'{name}' must be finite and >= 0; got {arr[bad][0]!r} in {int(bad.sum())} entries.")
+        swap = ii > jj
+        lo = np.where(swap, jj, ii)
+        hi = np.where(swap, ii, jj)
+        a = np.where(swap, wj, wi)
+        b = np.where(swap, wi, wj)
+        return _merge(names, lo, hi, a, b, tt)
+
+
+def _merge(
+    players: tuple[str, ...],
+    lo: np.ndarray,
+    hi: np.ndarray,
+    a: np.ndarray,
+    b: np.ndarray,
+    t: np.ndarray,
+) -> PairCounts:
+    """Sum oriented per-row contributions into one entry per pair; drop empty pairs."""
+    n = len(players)
+    key = lo * n + hi
+    if n * n <= max(4 * len(key), 1 << 16):
+        size = n * n
+        wi = np.bincount(key, weights=a, minlength=size)
+        wj = np.bincount(key, weights=b, minlength=size)
+        tt = np.bincount(key, weights=t, minlength=size)
+        seen = np.bincount(key, minlength=size) > 0
+        keys = np.flatnonzero(seen)
+        wi, wj, tt = wi[keys], wj[keys], tt[keys]
+    else:
+        keys, inv = np.unique(key, return_inverse=True)
+        wi = np.bincount(inv, weights=a, minlength=len(keys))
+        wj = np.bincount(inv, weights=b, minlength=len(keys))
+        tt = np.bincount(inv, weights=t, minlength=len(keys))
+    keep = (wi + wj + tt) > 0
+    keys = keys[keep]
+    return PairCounts(
+        players=players,
+        i=(keys // n).astype(np.int64),
+        j=(keys % n).astype(np.int64),
+        wins_i=wi[keep],
+        wins_j=wj[keep],
+        ties=tt[keep],
+    )
+
+
+def encode_players(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """Integer codes for two columns of player names, players sorted by name.
+
+    Parameters
+    ----------
+    player_a, player_b : array_like of str
+
+    Returns
+    -------
+    players : tuple of str
+        Sorted unique names.
+    a, b : numpy.ndarray of int64
+        Codes of ``player_a`` and ``player_b`` into ``players``.
+    """
+    pa = np.asarray(player_a, dtype=object)
+    pb = np.asarray(player_b, dtype=object)
+    codes, uniques = pd.factorize(np.concatenate([pa, pb]), sort=True)
+    codes = codes.astype(np.int64)
+    return tuple(str(u) for u in uniques), codes[: len(pa)], codes[len(pa):]
+
+
+def split_outcomes(outcome: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-row (win, loss, tie) contributions of player_a: ties are outcomes of 0.5."""
+    tie = np.abs(outcome - 0.5) <= _TIE_TOL
+    win = np.where(tie, 0.0, outcome * weight)
+    loss = np.where(tie, 0.0, (1.0 - outcome) * weight)
+    return win, loss, np.where(tie, weight, 0.0)
+
+
+def aggregate(frame: pd.DataFrame, *, validate: bool = True) -> PairCounts:
+    """Aggregate a comparisons frame into :class:`PairCounts`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Canonical comparisons frame (``player_a, player_b, outcome, weight``); see
+        :func:`evalkit.io.schema.validate_comparisons`.
+    validate : bool, default True
+        Run the frame through :func:`~evalkit.io.schema.validate_comparisons` first.
+        Pass ``False`` only for frames that already came out of it.
+
+    Returns
+    -------
+    PairCounts
+        Players sorted by name; an outcome of exactly 0.5 is a tie, other outcomes
+        split between ``wins_i`` and ``wins_j`` in proportion. Rows of weight 0 are
+        kept in the row count of nothing: pairs whose total weight is 0 are dropped.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> c = aggregate(pd.DataFrame({"player_a": ["x", "y", "x"], "player_b": ["y", "x", "y"],
+    ...                             "outcome": [1.0, 1.0, 0.5]}))
+    >>> c.players, c.wins_i.tolist(), c.wins_j.tolist(), c.ties.tolist()
+    (('x', 'y'), [1.0], [1.0], [1.0])
+    """
+    if validate:
+        frame = validate_comparisons(frame)
+    players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
+    outcome = frame["outcome"].to_numpy(dtype=float)
+    weight = frame["weight"].to_numpy(dtype=float) if "weight" in frame else np.ones(len(outcome))
+    win, loss, tie = split_outcomes(outcome, weight)
+    swap = a > b
+    lo = np.where(swap, b, a)
+    hi = np.where(swap, a, b)
+    return _merge(players, lo, hi, np.where(swap, loss, win), np.where(swap, win, loss), tie)

@@ -1,0 +1,118 @@
+"""Does the Bradley–Terry maximum-likelihood estimate exist? (Zermelo 1929; Ford 1957)
+
+The MLE of a Bradley–Terry model exists and is unique (up to the centring) exactly when
+the directed "beat-or-tie" graph is strongly connected: for every split of the players
+into two groups, someone in each group beat or tied someone in the other. When it is
+not, the likelihood keeps increasing as some strengths go to +/- infinity, and solvers
+return whatever they stopped at (equal scores, or +/- 3000 Elo). This module finds the
+offending models and says so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from evalkit.ratings.counts import PairCounts
+
+__all__ = ["beat_or_tie_edges", "strong_components", "check_existence"]
+
+_MAX_NAMES = 8
+
+
+def beat_or_tie_edges(counts: PairCounts, *, ties: str = "half") -> tuple[np.ndarray, np.ndarray]:
+    """Directed edges ``winner -> loser`` of the beat-or-tie graph.
+
+    A win of ``i`` over ``j`` is the edge ``i -> j``; a tie is an edge both ways unless
+    ``ties="drop"``.
+    """
+    t = counts.ties if ties != "drop" else np.zeros_like(counts.ties)
+    fwd = (counts.wins_i > 0) | (t > 0)
+    bwd = (counts.wins_j > 0) | (t > 0)
+    src = np.concatenate([counts.i[fwd], counts.j[bwd]])
+    dst = np.concatenate([counts.j[fwd], counts.i[bwd]])
+    return src, dst
+
+
+def strong_components(counts: PairCounts, *, ties: str = "half") -> tuple[int, np.ndarray]:
+    """Strongly connected components of the beat-or-tie graph (``n_components, labels``)."""
+    n = counts.n_players
+    src, dst = beat_or_tie_edges(counts, ties=ties)
+    graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
+    return connected_components(graph, directed=True, connection="strong")
+
+
+def _names(players: tuple[str, ...], idx: np.ndarray) -> str:
+    shown = [players[k] for k in idx[:_MAX_NAMES]]
+    more = f" and {len(idx) - _MAX_NAMES} more" if len(idx) > _MAX_NAMES else ""
+    return f"{shown}{more}"
+
+
+def check_existence(counts: PairCounts, *, ties: str = "half") -> None:
+    """Raise a ValueError naming the offending models when the ratings do not exist.
+
+    Parameters
+    ----------
+    counts : PairCounts
+    ties : {"half", "drop", "davidson"}
+        How ties enter the likelihood; with ``"drop"`` they are not edges.
+
+    Raises
+    ------
+    ValueError
+        With fewer than two players; when the comparison graph falls into separate
+        parts (names the parts); or when some models never lose (or never win) against
+        the rest (names them). The message lists the remedies: an L2 prior
+        (``l2=...``), dropping the named models, or fitting each component separately.
+    """
+    players = counts.players
+    n = len(players)
+    if n < 2:
+        raise ValueError(
+            f"Ratings need at least two players; got {n} ({list(players)}). "
+            "Every comparison must be between two different models."
+        )
+    remedies = (
+        "Remedies: add an L2 prior (e.g. fit_bt(..., l2=0.01), which shrinks the ratings and always exists), "
+        "drop these models, or fit each component separately."
+    )
+    present = np.zeros(n, dtype=bool)
+    used = counts.total > 0 if ties != "drop" else (counts.wins_i + counts.wins_j) > 0
+    present[counts.i[used]] = True
+    present[counts.j[used]] = True
+    if not present.all():
+        absent = np.flatnonzero(~present)
+        raise ValueError(
+            f"Ratings do not exist: {len(absent)} model(s) have no usable comparison "
+            f"(ties={ties!r}): {_names(players, absent)}. {remedies}"
+        )
+    graph = coo_matrix((np.ones(int(used.sum())), (counts.i[used], counts.j[used])), shape=(n, n))
+    n_weak, weak = connected_components(graph.tocsr(), directed=False)
+    if n_weak > 1:
+        parts = [np.flatnonzero(weak == c) for c in range(n_weak)]
+        parts.sort(key=len)
+        shown = "; ".join(_names(players, p) for p in parts[:4])
+        raise ValueError(
+            f"Ratings do not exist: the comparison graph falls into {n_weak} parts with no "
+            f"comparison between them, so their ratings are not on a common scale. Smallest parts: {shown}. "
+            f"{remedies}"
+        )
+    n_strong, labels = strong_components(counts, ties=ties)
+    if n_strong == 1:
+        return
+    src, dst = beat_or_tie_edges(counts, ties=ties)
+    cross = labels[src] != labels[dst]
+    has_out = np.zeros(n_strong, dtype=bool)
+    has_in = np.zeros(n_strong, dtype=bool)
+    has_out[labels[src[cross]]] = True
+    has_in[labels[dst[cross]]] = True
+    never_lose = np.flatnonzero(np.isin(labels, np.flatnonzero(~has_in)))
+    never_win = np.flatnonzero(np.isin(labels, np.flatnonzero(~has_out)))
+    tie_note = " or tie" if ties != "drop" else ""
+    raise ValueError(
+        f"Ratings do not exist (the maximum-likelihood strengths diverge to +/- infinity): "
+        f"model(s) {_names(players, never_lose)} never lose{tie_note} against the models outside their group, "
+        f"and model(s) {_names(players, never_win)} never win{tie_note} against the models outside theirs "
+        f"(the beat-or-tie graph has {n_strong} strongly connected components). {remedies}"
+    )
