@@ -1,0 +1,47 @@
+"""Significance tests and estimates for evaluations, each returning a frozen result.
+
+Every test says which method it ran (Welch, never a silent Student's t), its df where it
+applies, a confidence interval, an effect size, ``n`` and how ties or zeros were handled.
+See ``evalkit.stats.unit.compare_units`` for the trial- vs task-level comparison of seed 002.
+"""
+
+from evalkit.stats._result import ConfidenceInterval, Estimate, SignTestResult, TestResult
+from evalkit.stats.agreement import cohen_kappa, percent_agreement, position_bias_test, spearman
+from evalkit.stats.means import mean_se, paired_difference
+from evalkit.stats.multiplicity import MULTIPLICITY_METHODS, MultiplicityResult, adjust_pvalues
+from evalkit.stats.paired import mcnemar_test, paired_bootstrap, permutation_test, wilcoxon_test
+from evalkit.stats.power import (
+    minimum_detectable_effect,
+    sign_test_min_wins,
+    ttest_power,
+    ttest_sample_size,
+)
+from evalkit.stats.proportions import (
+    clopper_pearson_interval,
+    pass_rate,
+    wilson_interval,
+    win_rate,
+    win_rate_from_outcomes,
+)
+from evalkit.stats.sign import TIE_POLICIES, sign_test, sign_test_from_counts
+from evalkit.stats.ttest import paired_ttest, welch_ttest, welch_ttest_from_stats
+from evalkit.stats.unit import (
+    PairedScores,
+    UnitComparison,
+    compare_units,
+    paired_scores,
+    results_table,
+)
+
+__all__ = [
+    "ConfidenceInterval", "Estimate", "SignTestResult", "TestResult",
+    "welch_ttest", "welch_ttest_from_stats", "paired_ttest",
+    "sign_test", "sign_test_from_counts", "TIE_POLICIES",
+    "wilcoxon_test", "mcnemar_test", "permutation_test", "paired_bootstrap",
+    "wilson_interval", "clopper_pearson_interval", "pass_rate", "win_rate", "win_rate_from_outcomes",
+    "mean_se", "paired_difference",
+    "adjust_pvalues", "MultiplicityResult", "MULTIPLICITY_METHODS",
+    "ttest_power", "minimum_detectable_effect", "ttest_sample_size", "sign_test_min_wins",
+    "percent_agreement", "cohen_kappa", "spearman", "position_bias_test",
+    "paired_scores", "PairedScores", "compare_units", "UnitComparison", "results_table",
+]

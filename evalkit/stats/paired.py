@@ -1,0 +1,322 @@
+"""Nonparametric tests of paired samples: Wilcoxon signed-rank, McNemar, sign-flip
+permutation test and the paired bootstrap.
+
+Each names how zero differences (ties) were handled: scipy's ``wilcoxon`` drops zeros by
+default (``zero_method="wilcox"``); evalkit keeps that default but prints it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from evalkit._rng import RNGLike, as_generator
+from evalkit.stats._result import TestResult
+from evalkit.stats._validate import as_pairs, check_alternative, check_confidence_level
+
+__all__ = ["wilcoxon_test", "mcnemar_test", "permutation_test", "paired_bootstrap"]
+
+_ZERO_METHODS = {
+    "wilcox": "zero differences dropped before ranking (zero_method='wilcox')",
+    "pratt": "zero differences ranked, then their ranks dropped (zero_method='pratt')",
+    "zsplit": "ranks of zero differences split between the signs (zero_method='zsplit')",
+}
+
+
+def _signed_rank_counts(n: int) -> np.ndarray:
+    """Number of sign vectors giving each value 0..n(n+1)/2 of W+ (exact null of n ranks)."""
+    counts = np.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1.0
+    for r in range(1, n + 1):
+        counts[r:] = counts[r:] + counts[:-r].copy()
+    return counts
+
+
+def _hodges_lehmann_ci(d: np.ndarray, level: float) -> tuple[float, float]:
+    """Interval for the pseudo-median from ordered Walsh averages (Hollander & Wolfe).
+
+    Exact signed-rank quantiles for up to 50 non-zero differences, the normal
+    approximation beyond.
+    """
+    d = d[d != 0]
+    n = d.size
+    i, j = np.triu_indices(n)
+    walsh = np.sort((d[i] + d[j]) / 2.0)
+    alpha = 1.0 - level
+    m = walsh.size  # n(n+1)/2
+    if n <= 50:
+        cdf = np.cumsum(_signed_rank_counts(n)) / 2.0**n
+        k = int(np.searchsorted(cdf, alpha / 2.0, side="right"))  # P(W+ <= k-1) <= alpha/2
+    else:
+        z = stats.norm.ppf(1 - alpha / 2.0)
+        k = int(np.floor(n * (n + 1) / 4.0 - z * np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)))
+    k = max(k, 1)
+    return float(walsh[k - 1]), float(walsh[m - k])
+
+
+def wilcoxon_test(
+    x: ArrayLike, y: ArrayLike | None = None, *, zero_method: str = "wilcox",
+    alternative: str = "two-sided", confidence_level: float = 0.95,
+) -> TestResult:
+    """Wilcoxon signed-rank test of paired samples (or of differences ``x``).
+
+    Parameters
+    ----------
+    x, y : array_like
+        Paired samples or differences.
+    zero_method : {"wilcox", "pratt", "zsplit"}
+        How zero differences are treated (scipy's options, named in the result).
+    alternative, confidence_level
+        ``"greater"``: x tends to exceed y. The interval is for the Hodges-Lehmann
+        pseudo-median of the differences.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` and ``pvalue`` exactly as ``scipy.stats.wilcoxon(x - y, zero_method,
+        alternative)``; ``estimate`` the Hodges-Lehmann pseudo-median (median of Walsh
+        averages of the non-zero differences); ``effect_size`` the matched-pairs
+        rank-biserial correlation (W+ - W-) / (W+ + W-).
+    """
+    check_alternative(alternative)
+    check_confidence_level(confidence_level)
+    if zero_method not in _ZERO_METHODS:
+        raise ValueError(f"zero_method must be one of {tuple(_ZERO_METHODS)}; got {zero_method!r}.")
+    d = as_pairs(x, y)
+    nonzero = d[d != 0]
+    if nonzero.size == 0:
+        raise ValueError(f"All {d.size} paired differences are zero; the signed-rank test is undefined.")
+    res = stats.wilcoxon(d, zero_method=zero_method, alternative=alternative)
+    ranks = stats.rankdata(np.abs(d if zero_method != "wilcox" else nonzero))
+    signs = np.sign(d if zero_method != "wilcox" else nonzero)
+    w_plus = float(ranks[signs > 0].sum())
+    w_minus = float(ranks[signs < 0].sum())
+    if zero_method == "zsplit":
+        w_zero = float(ranks[signs == 0].sum())
+        w_plus += w_zero / 2
+        w_minus += w_zero / 2
+    r_rb = (w_plus - w_minus) / (w_plus + w_minus)
+    walsh_i, walsh_j = np.triu_indices(nonzero.size)
+    hl = float(np.median((nonzero[walsh_i] + nonzero[walsh_j]) / 2.0))
+
+    def ci(level: float) -> tuple[float, float]:
+        if alternative == "two-sided":
+            return _hodges_lehmann_ci(nonzero, level)
+        low, high = _hodges_lehmann_ci(nonzero, 2 * level - 1)
+        return (-np.inf, high) if alternative == "less" else (low, np.inf)
+
+    return TestResult(
+        method="Wilcoxon signed-rank test",
+        statistic=float(res.statistic),
+        statistic_name="W (scipy convention)",
+        pvalue=float(res.pvalue),
+        alternative=alternative,
+        n=int(d.size),
+        estimate=hl,
+        estimate_name="Hodges-Lehmann pseudo-median of the differences",
+        effect_size=float(r_rb),
+        effect_size_name="matched-pairs rank-biserial correlation",
+        handling=f"{d.size - nonzero.size} zero differences; " + _ZERO_METHODS[zero_method],
+        confidence_level=confidence_level,
+        details={"w_plus": w_plus, "w_minus": w_minus, "n_zero": int(d.size - nonzero.size)},
+        _ci=ci,
+    )
+
+
+def _as_pass_fail(v: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(v).reshape(-1)
+    if arr.dtype == bool:
+        return arr
+    num = np.asarray(arr, dtype=float)
+    bad = ~np.isin(num, (0.0, 1.0))
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} must be pass/fail (bool or 0/1); got {arr[first]!r} at position {first} "
+            f"({int(bad.sum())} values not 0/1)."
+        )
+    return num == 1.0
+
+
+def mcnemar_test(
+    x: ArrayLike, y: ArrayLike, *, exact: bool = True, correction: bool = True,
+    confidence_level: float = 0.95,
+) -> TestResult:
+    """McNemar's test for paired pass/fail outcomes of two systems on the same items.
+
+    Parameters
+    ----------
+    x, y : array_like of bool or 0/1
+        Pass (1) / fail (0) of each system per item, aligned.
+    exact : bool
+        Exact binomial test on the discordant pairs (default) or the chi-square version.
+    correction : bool
+        Continuity correction of the chi-square version.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` = b (x passes, y fails) for the exact test, the chi-square otherwise;
+        ``estimate`` the difference in pass rates (b - c) / n with a Wald interval for paired
+        proportions; ``effect_size`` the conditional odds ratio b / c.
+
+    Notes
+    -----
+    The p-value equals ``statsmodels.stats.contingency_tables.mcnemar([[a, b], [c, d]],
+    exact=..., correction=...)``.
+    """
+    check_confidence_level(confidence_level)
+    a = _as_pass_fail(x, "x")
+    c_ = _as_pass_fail(y, "y")
+    if a.shape != c_.shape:
+        raise ValueError(f"x and y must be paired: x has {a.size} items and y has {c_.size}.")
+    if a.size < 2:
+        raise ValueError(f"McNemar's test needs at least 2 paired items; got {a.size}.")
+    b = int(np.count_nonzero(a & ~c_))
+    c = int(np.count_nonzero(~a & c_))
+    n = int(a.size)
+    if b + c == 0:
+        raise ValueError(
+            f"No discordant pairs among {n} items (both systems pass or fail together): "
+            "McNemar's test has nothing to test."
+        )
+    if exact:
+        stat, p, method = float(b), float(stats.binomtest(b, b + c, 0.5).pvalue), "McNemar's exact test"
+    else:
+        stat = (abs(b - c) - (1.0 if correction else 0.0)) ** 2 / (b + c)
+        p = float(stats.chi2.sf(stat, 1))
+        method = "McNemar's chi-square test" + (" (continuity-corrected)" if correction else "")
+    diff = (b - c) / n
+    se = float(np.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n)
+
+    def ci(level: float) -> tuple[float, float]:
+        q = stats.norm.ppf(0.5 + level / 2)
+        return diff - q * se, diff + q * se
+
+    return TestResult(
+        method=method,
+        statistic=stat,
+        statistic_name="b (x pass, y fail)" if exact else "chi2",
+        pvalue=p,
+        alternative="two-sided",
+        n=n,
+        df=None if exact else 1.0,
+        estimate=diff,
+        estimate_name="difference in pass rates (x - y)",
+        effect_size=b / c if c else float("inf"),
+        effect_size_name="conditional odds ratio b / c",
+        handling=f"{n - b - c} concordant pairs carry no information and are not tested",
+        confidence_level=confidence_level,
+        details={"b": b, "c": c, "both_pass": int(np.count_nonzero(a & c_)),
+                 "both_fail": int(np.count_nonzero(~a & ~c_)), "se": se},
+        _ci=ci,
+    )
+
+
+def permutation_test(
+    x: ArrayLike, y: ArrayLike | None = None, *, n_resamples: int = 9999, rng: RNGLike = 0,
+    alternative: str = "two-sided",
+) -> TestResult:
+    """Sign-flip permutation test of the mean paired difference.
+
+    Exact (all 2**n sign vectors) when 2**n <= ``n_resamples``, otherwise Monte Carlo with
+    ``n_resamples`` random sign vectors drawn from ``rng`` and p = (k + 1) / (B + 1).
+    The two-sided p-value is twice the smaller one-sided p-value (capped at 1), as in
+    ``scipy.stats.permutation_test(..., permutation_type="samples")``.
+
+    Returns
+    -------
+    TestResult
+        ``statistic`` and ``estimate`` the mean difference; ``details["exact"]``.
+    """
+    check_alternative(alternative)
+    d = as_pairs(x, y)
+    n = d.size
+    observed = float(d.mean())
+    exact = n < 63 and 2**n <= n_resamples
+    if exact:
+        bits = ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1).astype(float)
+        null = (1.0 - 2.0 * bits) @ d / n
+        adj = 0
+    else:
+        gen = as_generator(rng)
+        null = np.empty(n_resamples)
+        for start in range(0, n_resamples, 1000):
+            stop = min(start + 1000, n_resamples)
+            signs = gen.choice(np.array([-1.0, 1.0]), size=(stop - start, n))
+            null[start:stop] = signs @ d / n
+        adj = 1
+    eps = 1e-14 * max(1.0, abs(observed))  # scipy's tolerance for ties with the observed value
+    p_greater = (np.count_nonzero(null >= observed - eps) + adj) / (null.size + adj)
+    p_less = (np.count_nonzero(null <= observed + eps) + adj) / (null.size + adj)
+    p = {"greater": p_greater, "less": p_less,
+         "two-sided": min(1.0, 2 * min(p_greater, p_less))}[alternative]
+    return TestResult(
+        method="Sign-flip permutation test" + (" (exact)" if exact else f" (Monte Carlo, {n_resamples} resamples)"),
+        statistic=observed,
+        statistic_name="mean difference",
+        pvalue=float(p),
+        alternative=alternative,
+        n=int(n),
+        estimate=observed,
+        estimate_name="mean paired difference",
+        handling="zero differences kept (their sign flip changes nothing)",
+        details={"exact": bool(exact), "n_resamples": int(null.size)},
+    )
+
+
+def paired_bootstrap(
+    x: ArrayLike, y: ArrayLike | None = None, *, n_resamples: int = 9999, rng: RNGLike = 0,
+    confidence_level: float = 0.95, alternative: str = "two-sided",
+) -> TestResult:
+    """Paired (item) bootstrap of the mean difference with a percentile interval.
+
+    Items are resampled with replacement (indices drawn by ``rng.integers(0, n, (B, n))``
+    in batches), so pairing is kept. The p-value inverts the percentile interval: the
+    two-sided p is twice the smaller share of bootstrap means on either side of 0.
+
+    Returns
+    -------
+    TestResult
+        ``estimate`` the mean difference; ``details["se"]`` the bootstrap SE.
+    """
+    check_alternative(alternative)
+    check_confidence_level(confidence_level)
+    d = as_pairs(x, y)
+    n = d.size
+    gen = as_generator(rng)
+    boot = np.empty(n_resamples)
+    for start in range(0, n_resamples, 1000):
+        stop = min(start + 1000, n_resamples)
+        idx = gen.integers(0, n, size=(stop - start, n))
+        boot[start:stop] = d[idx].mean(axis=1)
+    observed = float(d.mean())
+    p_le = (np.count_nonzero(boot <= 0) + 1) / (n_resamples + 1)
+    p_ge = (np.count_nonzero(boot >= 0) + 1) / (n_resamples + 1)
+    p = {"greater": p_le, "less": p_ge, "two-sided": min(1.0, 2 * min(p_le, p_ge))}[alternative]
+
+    def ci(level: float) -> tuple[float, float]:
+        if alternative == "two-sided":
+            lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
+            return float(lo), float(hi)
+        if alternative == "greater":
+            return float(np.percentile(boot, 100 * (1 - level))), np.inf
+        return -np.inf, float(np.percentile(boot, 100 * level))
+
+    return TestResult(
+        method=f"Paired bootstrap of the mean difference (percentile, {n_resamples} resamples)",
+        statistic=observed,
+        statistic_name="mean difference",
+        pvalue=float(p),
+        alternative=alternative,
+        n=int(n),
+        estimate=observed,
+        estimate_name="mean paired difference",
+        effect_size=observed / float(d.std(ddof=1)) if d.std() > 0 else None,
+        effect_size_name="Cohen's d_z",
+        handling="items resampled with replacement; pairs kept together",
+        confidence_level=confidence_level,
+        details={"se": float(boot.std(ddof=1)), "n_resamples": int(n_resamples)},
+        _ci=ci,
+    )
