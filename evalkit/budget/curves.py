@@ -1,0 +1,298 @@
+"""Elo-per-budget curves: self-Elo and joint Elo of best-so-far scores, with a session bootstrap.
+
+Method (Liu, Mang et al., *When Agents Slow Down*, arXiv 2609.15309; see
+``docs``/notes): a player is a (system, budget checkpoint); players meet only within a task
+(higher best-so-far wins, equal ties); **one** Bradley–Terry fit pools the games of all tasks;
+Elo = 1000 + (400 / ln 10) (theta - theta_anchor) with the first checkpoint as the anchor.
+Self-Elo rates one system alone from games between different sessions; joint Elo rates all
+systems together. Uncertainty: resample sessions with replacement within each
+(system, task), refit, percentile bands.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evalkit._rng import RNGLike, as_generator
+from evalkit.budget._fit import ELO_PER_NAT, fit_elo
+from evalkit.budget.games import MISSING, GameCounts, count_games
+from evalkit.budget.grid import Checkpoints, best_so_far
+
+__all__ = ["TiesWarning", "CurveResult", "elo_curves", "session_multiplicity"]
+
+_MODES = ("self", "joint")
+
+
+class TiesWarning(UserWarning):
+    """Many games are ties: the 400-Elo-per-decade reference of repeated sampling does not hold."""
+
+
+@dataclass(frozen=True)
+class CurveResult:
+    """Elo against budget for one or several systems.
+
+    Attributes
+    ----------
+    curve : pandas.DataFrame
+        Tidy: ``system, budget, elo, ci_low, ci_high, n_games, tie_share, n_valued``
+        (``n_valued``: sessions x tasks with a value at the checkpoint).
+    mode : {"self", "joint"}
+    budgets : numpy.ndarray
+        The checkpoint grid.
+    anchors : dict
+        System -> budget of the player rated exactly 1000 (the same for all systems in
+        joint mode).
+    replicates : numpy.ndarray
+        Bootstrap Elo, shape ``(n_replicates, len(curve))``, NaN for failed replicates.
+    n_failed : int
+        Replicates whose fit did not exist (all-NaN rows of ``replicates``).
+    confidence_level : float
+    tie_share : dict
+        Fit name (system, or ``"joint"``) -> share of games that were ties.
+    options : dict
+        The options the curves were made with.
+    """
+
+    curve: pd.DataFrame
+    mode: str
+    budgets: np.ndarray
+    anchors: dict[str, float]
+    replicates: np.ndarray = field(repr=False)
+    n_failed: int
+    confidence_level: float
+    tie_share: dict[str, float]
+    options: dict = field(default_factory=dict)
+
+    @property
+    def systems(self) -> tuple[str, ...]:
+        """Systems in the order of ``curve``."""
+        return tuple(dict.fromkeys(self.curve["system"]))
+
+    def rows(self, system: str) -> np.ndarray:
+        """Row positions of ``system`` in ``curve`` (and columns of ``replicates``)."""
+        mask = (self.curve["system"] == system).to_numpy()
+        if not mask.any():
+            raise ValueError(f"Unknown system {system!r}; the curves have {list(self.systems)}.")
+        return np.flatnonzero(mask)
+
+    def confidence_interval(self) -> tuple[np.ndarray, np.ndarray]:
+        """Percentile bootstrap interval of every row's Elo: ``(ci_low, ci_high)``."""
+        return self.curve["ci_low"].to_numpy(), self.curve["ci_high"].to_numpy()
+
+
+def session_multiplicity(sessions: pd.DataFrame, n_replicates: int, rng: RNGLike) -> np.ndarray:
+    """Bootstrap draw counts of each session, resampled within its (system, task).
+
+    Parameters
+    ----------
+    sessions : pandas.DataFrame
+        One row per session with ``system`` and ``task``.
+    n_replicates : int
+    rng : int or numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_replicates, len(sessions))``; each (system, task) block of every row sums
+        to the block's number of sessions.
+    """
+    gen = as_generator(rng)
+    out = np.zeros((n_replicates, len(sessions)))
+    groups = sessions.groupby(["system", "task"], sort=True).indices
+    rows = np.arange(n_replicates)[:, None]
+    for key in sorted(groups):
+        idx = groups[key]
+        draw = gen.integers(0, idx.size, size=(n_replicates, idx.size))
+        np.add.at(out, (rows, idx[draw]), 1.0)
+    return out
+
+
+def _fit_all(
+    counts: GameCounts, anchors: np.ndarray, ties: str, prior: float
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Point estimate (replicate 0, strict) and warm-started replicate fits."""
+    elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
+    if not conv:
+        warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning, stacklevel=3)
+    init = (elo0 - 1000.0) / ELO_PER_NAT
+    reps = np.full((counts.wins.shape[0] - 1, elo0.size), np.nan)
+    failed = 0
+    for r in range(1, counts.wins.shape[0]):
+        elo, ok = fit_elo(
+            counts.wins[r], counts.ties[r], anchors=anchors, ties_mode=ties, prior=prior,
+            init=init, strict=False,
+        )
+        if not ok:
+            failed += 1
+            continue
+        reps[r - 1] = elo
+    return elo0, reps, failed
+
+
+def _tie_share(counts: GameCounts) -> float:
+    t = counts.ties[0].sum() / 2.0
+    total = counts.wins[0].sum() + t
+    return float(t / total) if total > 0 else 0.0
+
+
+def elo_curves(
+    traces: pd.DataFrame | Checkpoints,
+    *,
+    mode: str = "self",
+    grid: float = 1.5,
+    budgets: np.ndarray | None = None,
+    start: float | None = None,
+    stop: float | None = None,
+    bootstrap: int = 500,
+    rng: RNGLike = 0,
+    confidence_level: float = 0.95,
+    missing: str = "drop",
+    within_session: bool | None = None,
+    ties: str = "half",
+    prior: float = 0.0,
+    higher_is_better: bool = True,
+    anchor: str | None = None,
+    tie_warning: float = 0.2,
+) -> CurveResult:
+    """Self-Elo or joint Elo of best-so-far scores on a geometric budget grid.
+
+    Parameters
+    ----------
+    traces : pandas.DataFrame or Checkpoints
+        A session table (:func:`evalkit.io.read_traces`) or precomputed best-so-far values.
+    mode : {"self", "joint"}
+        ``"self"``: one fit per system, games between different sessions only.
+        ``"joint"``: one fit over all (system, checkpoint) players.
+    grid : float
+        Ratio between checkpoints (1.5 in the paper); ignored when ``budgets`` is given.
+    budgets : array_like, optional
+        Explicit checkpoints.
+    start, stop : float, optional
+        First checkpoint and cap of the grid (default: smallest and largest submission budget).
+    bootstrap : int
+        Session-bootstrap replicates (0 for none; then the bands are NaN).
+    rng : int or numpy.random.Generator
+        Seed of the bootstrap.
+    confidence_level : float
+        Of the percentile bands.
+    missing : {"drop", "lose"}
+        A checkpoint before a session's first submission has no value: skip its games, or
+        let it lose to every valued observation.
+    within_session : bool, optional
+        Whether checkpoints of the same session play each other. Default: False in self
+        mode (the paper: cross-session games only), True in joint mode (all pairs of
+        observations from distinct players).
+    ties : {"half", "drop", "davidson"}
+        Tie handling of :func:`evalkit.ratings.fit_bt`.
+    prior : float
+        Symmetric pseudo-games added to every pair of players (the paper reportedly uses 21;
+        default 0 = none). A prior shrinks slopes towards 0.
+    higher_is_better : bool
+        Score orientation.
+    anchor : str, optional
+        Joint mode: the system whose first checkpoint is rated 1000 (default: first system).
+    tie_warning : float
+        Warn (:class:`TiesWarning`) when more than this share of a fit's games are ties.
+
+    Returns
+    -------
+    CurveResult
+    """
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {_MODES}; got {mode!r}.")
+    if missing not in MISSING:
+        raise ValueError(f"missing must be one of {MISSING}; got {missing!r}.")
+    if not (isinstance(bootstrap, (int, np.integer)) and bootstrap >= 0):
+        raise ValueError(f"bootstrap must be an integer >= 0; got {bootstrap!r}.")
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level!r}.")
+    if not (np.isfinite(prior) and prior >= 0):
+        raise ValueError(f"prior must be a number of pseudo-games >= 0; got {prior!r}.")
+    if isinstance(traces, Checkpoints):
+        ck = traces
+    else:
+        ck = best_so_far(traces, budgets, ratio=grid, start=start, stop=stop, higher_is_better=higher_is_better)
+    within = (mode == "joint") if within_session is None else bool(within_session)
+    systems = tuple(sorted(ck.sessions["system"].unique()))
+    c = ck.budgets.size
+    mult = np.ones((1, len(ck.sessions)))
+    if bootstrap:
+        mult = np.vstack([mult, session_multiplicity(ck.sessions, int(bootstrap), rng)])
+
+    if mode == "joint":
+        first = systems[0] if anchor is None else anchor
+        if first not in systems:
+            raise ValueError(f"anchor must be one of the systems {list(systems)}; got {anchor!r}.")
+        fits = [(systems, systems.index(first) * c + np.arange(c), "joint")]
+    else:
+        fits = [((s,), np.arange(c), s) for s in systems]
+
+    elo_parts, rep_parts, games_parts, tie_parts, anchors, shares = [], [], [], [], {}, {}
+    failed = 0
+    for fit_systems, anchor_idx, name in fits:
+        counts = count_games(ck, systems=fit_systems, within_session=within, missing=missing, multiplicity=mult)
+        elo0, reps, n_fail = _fit_all(counts, anchor_idx, ties, prior)
+        failed = max(failed, n_fail)
+        elo_parts.append(elo0)
+        rep_parts.append(reps)
+        g = counts.games[0]
+        games_parts.append(g)
+        tie_parts.append(np.divide(counts.ties[0].sum(axis=1), g, out=np.zeros_like(g), where=g > 0))
+        shares[name] = _tie_share(counts)
+        rated = next(a for a in anchor_idx if np.isfinite(elo0[a]))
+        for s in fit_systems:
+            anchors[s] = float(ck.budgets[rated % c])
+    bad = {k: v for k, v in shares.items() if v > tie_warning}
+    if bad:
+        txt = ", ".join(f"{k}: {v:.0%}" for k, v in bad.items())
+        warnings.warn(
+            f"Many games are ties ({txt} of games). The 400-Elo-per-decade reference assumes "
+            "continuous scores (best of n beats best of m with probability n/(n+m)); with ties "
+            "repeated sampling gains less (e.g. pass/fail at p=0.3: best-of-10 vs best-of-1 is "
+            "282.8 Elo, not 400), so slopes and the inflection point are not comparable with it.",
+            TiesWarning,
+            stacklevel=2,
+        )
+    elo = np.concatenate(elo_parts)
+    reps = np.concatenate(rep_parts, axis=1)
+    has_value = np.isfinite(ck.values).astype(int)
+    sess_sys = ck.sessions["system"].to_numpy()
+    valued = np.concatenate([has_value[sess_sys == s].sum(axis=0) for s in systems])
+    alpha = (1.0 - confidence_level) / 2.0
+    if bootstrap and reps.shape[0] > failed:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanquantile(reps, [alpha, 1.0 - alpha], axis=0)
+    else:
+        lo = hi = np.full(elo.size, np.nan)
+    if failed:
+        warnings.warn(
+            f"{failed} of {bootstrap} bootstrap replicates had no Bradley–Terry estimate and were "
+            "left out of the bands (consider prior=... or more sessions).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    curve = pd.DataFrame(
+        {
+            "system": np.repeat(np.array(systems, dtype=object), c),
+            "budget": np.tile(ck.budgets, len(systems)),
+            "elo": elo,
+            "ci_low": lo,
+            "ci_high": hi,
+            "n_games": np.concatenate(games_parts),
+            "tie_share": np.concatenate(tie_parts),
+            "n_valued": valued,
+        }
+    )
+    options = {
+        "grid": grid, "bootstrap": int(bootstrap), "missing": missing, "within_session": within,
+        "ties": ties, "prior": prior, "higher_is_better": higher_is_better,
+    }
+    return CurveResult(
+        curve=curve, mode=mode, budgets=ck.budgets, anchors=anchors, replicates=reps,
+        n_failed=failed, confidence_level=confidence_level, tie_share=shares, options=options,
+    )

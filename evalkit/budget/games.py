@@ -1,0 +1,146 @@
+"""Games between (system, checkpoint) players, aggregated into win and tie counts.
+
+A player is a (system, budget checkpoint). Two observations (a session's best-so-far at a
+checkpoint) meet only within one task; the higher value wins, equal values tie. Counts are
+sufficient statistics: for a session bootstrap only the session multiplicities change, so
+the outcome blocks are computed once per (task, system pair) and every replicate's counts
+are one matrix product ``multiplicities @ outcomes``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalkit.budget.grid import Checkpoints
+
+__all__ = ["MISSING", "GameCounts", "count_games"]
+
+MISSING = ("drop", "lose")
+
+
+@dataclass(frozen=True)
+class GameCounts:
+    """Ordered win counts and tie counts between players, for one or many replicates.
+
+    Attributes
+    ----------
+    systems : tuple of str
+        Systems in player order; player ``p`` is system ``p // C`` at checkpoint ``p % C``.
+    budgets : numpy.ndarray
+        The ``C`` checkpoint budgets.
+    wins : numpy.ndarray
+        Shape ``(R, P, P)``: ``wins[r, p, q]`` = games player ``p`` won against ``q``.
+    ties : numpy.ndarray
+        Shape ``(R, P, P)``, symmetric: tied games between ``p`` and ``q``.
+    """
+
+    systems: tuple[str, ...]
+    budgets: np.ndarray
+    wins: np.ndarray
+    ties: np.ndarray
+
+    @property
+    def games(self) -> np.ndarray:
+        """Games played by each player, shape ``(R, P)``."""
+        return self.wins.sum(axis=2) + self.wins.sum(axis=1) + self.ties.sum(axis=2)
+
+
+def _block(va: np.ndarray, vb: np.ndarray, missing: str) -> tuple[np.ndarray, np.ndarray]:
+    """Win and tie indicators of every (session a, ckpt i) against (session b, ckpt j).
+
+    Returns two arrays of shape ``(Sa * Sb, C * C)`` (row ``a*Sb+b``, column ``i*C+j``).
+    """
+    x = va[:, None, :, None]
+    y = vb[None, :, None, :]
+    with np.errstate(invalid="ignore"):
+        win = x > y
+        tie = x == y
+    if missing == "lose":
+        nx, ny = np.isnan(x), np.isnan(y)
+        win = win | (~nx & ny)
+    sa, sb, c = va.shape[0], vb.shape[0], va.shape[1]
+    return (
+        win.reshape(sa * sb, c * c).astype(float),
+        tie.reshape(sa * sb, c * c).astype(float),
+    )
+
+
+def count_games(
+    checkpoints: Checkpoints,
+    *,
+    systems: tuple[str, ...] | None = None,
+    within_session: bool = False,
+    missing: str = "drop",
+    multiplicity: np.ndarray | None = None,
+) -> GameCounts:
+    """Aggregate all games into counts, optionally for many bootstrap replicates at once.
+
+    Parameters
+    ----------
+    checkpoints : Checkpoints
+        Best-so-far values from :func:`evalkit.budget.grid.best_so_far`.
+    systems : tuple of str, optional
+        Systems to include (in player order). Default: all, sorted.
+    within_session : bool
+        Whether two checkpoints of the *same* session play each other. False for self-Elo
+        (those games are fixed in advance by the prefix maximum); the joint Elo of the
+        paper plays all pairs of observations from distinct players (True).
+    missing : {"drop", "lose"}
+        A checkpoint before a session's first submission has no value: ``"drop"`` skips
+        every game it would take part in; ``"lose"`` makes it lose to every valued
+        observation (two valueless observations do not play).
+    multiplicity : numpy.ndarray, optional
+        Shape ``(R, n_sessions)``: how many times each session is drawn in each replicate
+        (a session bootstrap). Copies of one session are different sessions for the
+        game rule except that a copy never plays another copy of itself (they share one
+        prefix maximum). Default: one replicate with every session once.
+
+    Returns
+    -------
+    GameCounts
+    """
+    if missing not in MISSING:
+        raise ValueError(f"missing must be one of {MISSING}; got {missing!r}.")
+    sess = checkpoints.sessions
+    all_systems = tuple(sorted(sess["system"].unique()))
+    systems = all_systems if systems is None else tuple(systems)
+    unknown = [s for s in systems if s not in all_systems]
+    if unknown:
+        raise ValueError(f"Unknown system(s) {unknown}; the traces have {list(all_systems)}.")
+    n = len(sess)
+    m = np.ones((1, n)) if multiplicity is None else np.asarray(multiplicity, dtype=float)
+    if m.ndim != 2 or m.shape[1] != n:
+        raise ValueError(f"multiplicity must have shape (R, {n}); got {m.shape}.")
+    r_count, c = m.shape[0], checkpoints.budgets.size
+    n_players = len(systems) * c
+    wins = np.zeros((r_count, n_players, n_players))
+    ties = np.zeros((r_count, n_players, n_players))
+    sys_idx = {s: k for k, s in enumerate(systems)}
+    code = sess["system"].map(sys_idx).to_numpy(dtype=float)
+    tasks = sess["task"].to_numpy()
+    values = checkpoints.values
+    for task in np.unique(tasks):
+        in_task = np.flatnonzero((tasks == task) & ~np.isnan(code))
+        by_sys = [(int(k), in_task[code[in_task] == k]) for k in np.unique(code[in_task])]
+        for a, ia in by_sys:
+            for b, ib in by_sys:
+                w, t = _block(values[ia], values[ib], missing)
+                pair_m = (m[:, ia, None] * m[:, None, ib]).reshape(r_count, -1)
+                if a == b and not within_session:
+                    diag = np.arange(ia.size) * (ib.size + 1)
+                    pair_m[:, diag] = 0.0
+                elif a == b:
+                    # same session: one copy plays its other checkpoints once per copy
+                    diag = np.arange(ia.size) * (ib.size + 1)
+                    pair_m[:, diag] = m[:, ia]
+                sl_a = slice(a * c, (a + 1) * c)
+                sl_b = slice(b * c, (b + 1) * c)
+                wins[:, sl_a, sl_b] += (pair_m @ w).reshape(r_count, c, c)
+                ties[:, sl_a, sl_b] += (pair_m @ t).reshape(r_count, c, c)
+    # A player never plays itself.
+    diag = np.arange(n_players)
+    wins[:, diag, diag] = 0.0
+    ties[:, diag, diag] = 0.0
+    return GameCounts(systems=systems, budgets=checkpoints.budgets, wins=wins, ties=ties)
