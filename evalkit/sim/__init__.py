@@ -1,0 +1,33 @@
+"""The reference swarm simulator of *Predictable Swarm Scaling* (seed 000).
+
+Task DAGs (:mod:`~evalkit.sim.dag`), a deterministic event engine (:mod:`~evalkit.sim.engine`),
+single agents and standard / recursive swarms (:mod:`~evalkit.sim.swarms`), metrics
+(:mod:`~evalkit.sim.metrics`), the figure 2-10 experiments and their claim table
+(:mod:`~evalkit.sim.experiments`, :mod:`~evalkit.sim.claims`) and the calibration search
+(:mod:`~evalkit.sim.calibrate`).
+"""
+
+from evalkit.sim.dag import (
+    Dag,
+    GeneratorParams,
+    dag_from_frames,
+    generate_dag,
+    generate_dags,
+    read_dag,
+)
+from evalkit.sim.metrics import (
+    agent_time_at,
+    best_score,
+    curves,
+    overhead_shares,
+    speedup,
+    time_to_best,
+    time_to_coverage,
+)
+from evalkit.sim.swarms import KEYS, RULES, Policy, SimRun, simulate
+
+__all__ = [
+    "Dag", "GeneratorParams", "generate_dag", "generate_dags", "dag_from_frames", "read_dag",
+    "Policy", "SimRun", "simulate", "RULES", "KEYS",
+    "best_score", "time_to_coverage", "time_to_best", "agent_time_at", "overhead_shares", "curves", "speedup",
+]

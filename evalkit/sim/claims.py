@@ -1,0 +1,225 @@
+"""Every quantitative and qualitative claim of seed 000's figures 2-10, as a checkable row.
+
+Tolerances (issue 6): coverage speedups +-20 % (relative), best-score speedups +-35 %,
+overhead shares +-3 percentage points, agent-time ratios +-0.10 (absolute), bounds and
+orderings exact. Levels are shares of the steps (coverage) or of the DAG's best value (best).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalkit.sim.experiments import SIZES, Results
+from evalkit.sim.swarms import RULES
+
+__all__ = ["Claim", "CLAIMS", "claim_table", "summarise"]
+
+TOLERANCE = {"coverage": ("rel", 0.20), "best": ("rel", 0.35), "share": ("abs", 0.03), "agent-time": ("abs", 0.10)}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One row: ``kind`` is a tolerance class, ``"below"`` (value < seed) or ``"ordering"``."""
+
+    id: str
+    figure: str
+    text: str
+    seed: float | None
+    kind: str
+    value: Callable[[Results], float]
+    check: Callable[[Results], bool] | None = None
+
+    def evaluate(self, r: Results) -> tuple[float, bool]:
+        v = float(self.value(r))
+        if self.kind == "ordering":
+            return v, bool(self.check(r))
+        if self.kind == "below":
+            return v, v < self.seed
+        how, tol = TOLERANCE[self.kind]
+        ok = abs(v / self.seed - 1) <= tol if how == "rel" else abs(v - self.seed) <= tol
+        return v, bool(ok)
+
+    @property
+    def tolerance(self) -> str:
+        if self.kind == "ordering":
+            return "exact"
+        if self.kind == "below":
+            return f"< {self.seed:g}"
+        how, tol = TOLERANCE[self.kind]
+        return f"+-{tol:.0%}" if how == "rel" else (f"+-{tol * 100:g} pp" if self.kind == "share" else f"+-{tol:g}")
+
+
+def _sp(key: str, metric: str, level: float, base: str = "single") -> Callable[[Results], float]:
+    return lambda r: r.speedup(key, metric, level, baseline=base)
+
+
+def _at(key: str, metric: str, level: float) -> Callable[[Results], float]:
+    return lambda r: r.agent_time_ratio(key, metric, level)
+
+
+def _log_rise(r: Results, metric: str) -> float:
+    return np.log(r.mean_time("single", metric, 0.9) / r.mean_time("single", metric, 0.1))
+
+
+def _monotone(r: Results) -> bool:
+    keys = ["single"] + [f"standard|{k}" for k in SIZES]
+    return all(np.all(np.diff([r.mean_time(k, m, 0.5) for k in keys]) < 0) for m in ("coverage", "best"))
+
+
+def _std_beats_rec(r: Results) -> float:
+    """Smallest standard/recursive speedup ratio over k >= 4, both scores, 50 % and 90 %."""
+    return min(r.mean_time(f"recursive|{k}", m, lv) / r.mean_time(f"standard|{k}", m, lv)
+               for k in SIZES if k >= 4 for m in ("coverage", "best") for lv in (0.5, 0.9))
+
+
+def _rule_time(r: Results, rule: str, k: int, metric: str) -> float:
+    key = f"standard|{k}" if rule == "own-branch" else f"rule|{rule}|{k}"
+    return r.mean_time(key, metric, 0.5)
+
+
+def _fastest_cov(r: Results) -> float:
+    """Share of sizes where shallowest or shortest is the fastest rule to half coverage."""
+    return float(np.mean([min(RULES, key=lambda u: _rule_time(r, u, k, "coverage")) in ("shallowest", "shortest")
+                          for k in SIZES]))
+
+
+def _critical_slowest_cov(r: Results) -> float:
+    return float(np.mean([max(RULES, key=lambda u: _rule_time(r, u, k, "coverage")) == "critical-path"
+                          for k in SIZES]))
+
+
+def _critical_fastest_best(r: Results) -> float:
+    return float(np.mean([min(RULES, key=lambda u: _rule_time(r, u, k, "best")) == "critical-path" for k in SIZES]))
+
+
+def _kept(r: Results) -> float:
+    """Smallest (speedup with overheads) / (without) over k <= 8, both scores at 90 %."""
+    return min(r.speedup(f"costs|standard|{k}", m, 0.9) / r.speedup(f"standard|{k}", m, 0.9)
+               for k in SIZES if k <= 8 for m in ("coverage", "best"))
+
+
+def _doubling(r: Results) -> float:
+    return max(r.speedup("costs|standard|64", m, 0.9) / r.speedup("costs|standard|32", m, 0.9)
+               for m in ("coverage", "best"))
+
+
+def _setups() -> list[str]:
+    return [f"{s}|{k}" for s in ("standard", "recursive") for k in SIZES]
+
+
+def _range(metric: str, f: Callable) -> Callable[[Results], float]:
+    return lambda r: f([r.agent_time_ratio(key, metric, 0.9) for key in _setups()])
+
+
+def _w(D: int, swarm: str, metric: str, level: float) -> Callable[[Results], float]:
+    return _sp(f"width|{D}|{swarm}", metric, level, f"width|{D}|single")
+
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim("F2.gentle", "2", "single agent: best score rises more gently than coverage (log-time 10%->90%)", None,
+          "ordering", lambda r: _log_rise(r, "best") / _log_rise(r, "coverage"),
+          lambda r: _log_rise(r, "best") > _log_rise(r, "coverage")),
+    Claim("F3.cov50", "3", "standard 16: coverage speedup at 50%", 13, "coverage", _sp("standard|16", "coverage", 0.5)),
+    Claim("F3.cov90", "3", "standard 16: coverage speedup at 90%", 22, "coverage", _sp("standard|16", "coverage", 0.9)),
+    Claim("F3.best50", "3", "standard 16: best-score speedup at 50%", 6.6, "best", _sp("standard|16", "best", 0.5)),
+    Claim("F3.best90", "3", "standard 16: best-score speedup at 90%", 15, "best", _sp("standard|16", "best", 0.9)),
+    Claim("F3.shift", "3", "curves shift earlier as the swarm grows (1..64, both scores at 50%)", None, "ordering",
+          lambda r: float(_monotone(r)), _monotone),
+    Claim("F3.bestless", "3", "at 50% the best score shifts less than coverage (standard 16)", None, "ordering",
+          lambda r: r.speedup("standard|16", "best", 0.5) / r.speedup("standard|16", "coverage", 0.5),
+          lambda r: r.speedup("standard|16", "best", 0.5) < r.speedup("standard|16", "coverage", 0.5)),
+    Claim("F4.cov50", "4", "recursive 16: coverage speedup at 50%", 6.7, "coverage", _sp("recursive|16", "coverage", 0.5)),
+    Claim("F4.cov90", "4", "recursive 16: coverage speedup at 90%", 12, "coverage", _sp("recursive|16", "coverage", 0.9)),
+    Claim("F4.best50", "4", "recursive 16: best-score speedup at 50%", 4.6, "best", _sp("recursive|16", "best", 0.5)),
+    Claim("F4.best90", "4", "recursive 16: best-score speedup at 90%", 13, "best", _sp("recursive|16", "best", 0.9)),
+    Claim("F4.later", "4", "recursive 16 sustains later stages: coverage speedup 90% > 50%", None, "ordering",
+          lambda r: r.speedup("recursive|16", "coverage", 0.9) / r.speedup("recursive|16", "coverage", 0.5),
+          lambda r: r.speedup("recursive|16", "coverage", 0.9) > r.speedup("recursive|16", "coverage", 0.5)),
+    Claim("F5.std>rec", "5", "from 4 agents up standard beats recursive (both scores, 50% and 90%; min ratio)", None,
+          "ordering", _std_beats_rec, lambda r: _std_beats_rec(r) > 1),
+    Claim("F5.gap", "5", "16 agents: standard/recursive gap smaller on best score than on coverage at 90%", None,
+          "ordering",
+          lambda r: r.speedup("standard|16", "best", 0.9) / r.speedup("recursive|16", "best", 0.9),
+          lambda r: r.speedup("standard|16", "best", 0.9) / r.speedup("recursive|16", "best", 0.9)
+          < r.speedup("standard|16", "coverage", 0.9) / r.speedup("recursive|16", "coverage", 0.9)),
+    Claim("F6.shallow2", "6", "2 agents, shallowest first: coverage speedup at 50%", 3.1, "coverage",
+          _sp("rule|shallowest|2", "coverage", 0.5)),
+    Claim("F6.own2", "6", "2 agents, own branch: coverage speedup at 50%", 1.7, "coverage",
+          _sp("standard|2", "coverage", 0.5)),
+    Claim("F6.fastcov", "6", "shallowest or shortest is the fastest rule to 50% coverage (share of sizes)", None,
+          "ordering", _fastest_cov, lambda r: _fastest_cov(r) == 1),
+    Claim("F6.cpslow", "6", "critical path is the slowest rule to 50% coverage (share of sizes)", None, "ordering",
+          _critical_slowest_cov, lambda r: _critical_slowest_cov(r) == 1),
+    Claim("F6.cpbest", "6", "critical path reaches half the best score soonest at every size (share of sizes)", None,
+          "ordering", _critical_fastest_best, lambda r: _critical_fastest_best(r) == 1),
+    Claim("F7.sched", "7", "scheduling share of agent-time under 1% at every size (max, both swarms)", 0.01, "below",
+          lambda r: max(r.share(s, k, "scheduling") for s in ("standard", "recursive") for k in SIZES)),
+    Claim("F7.comm2", "7", "standard 2: communication share of agent-time", 0.02, "share",
+          lambda r: r.share("standard", 2, "communication")),
+    Claim("F7.comm8", "7", "standard 8: communication share of agent-time", 0.10, "share",
+          lambda r: r.share("standard", 8, "communication")),
+    Claim("F7.comm64", "7", "standard 64: communication share of agent-time", 0.37, "share",
+          lambda r: r.share("standard", 64, "communication")),
+    Claim("F7.rises", "7", "communication share rises with swarm size (standard)", None, "ordering",
+          lambda r: float(np.all(np.diff([r.share("standard", k, "communication") for k in SIZES]) > 0)),
+          lambda r: bool(np.all(np.diff([r.share("standard", k, "communication") for k in SIZES]) > 0))),
+    Claim("F7.keep8", "7", "up to 8 agents most of the cost-free speedup is kept (min kept share, 90%)", None,
+          "ordering", _kept, lambda r: _kept(r) > 0.5),
+    Claim("F7.flat", "7", "past 32 agents doubling adds little (standard 64/32 speedup at 90%, max of scores)", None,
+          "ordering", _doubling, lambda r: _doubling(r) < 1.2),
+    Claim("F8.covmin", "8", "agent-time to 90% coverage: smallest ratio over all setups", 0.64, "agent-time",
+          _range("coverage", min)),
+    Claim("F8.covmax", "8", "agent-time to 90% coverage: largest ratio over all setups", 1.35, "agent-time",
+          _range("coverage", max)),
+    Claim("F8.std16", "8", "standard 16: agent-time ratio to 90% coverage", 0.69, "agent-time",
+          _at("standard|16", "coverage", 0.9)),
+    Claim("F8.bestall", "8", "every swarm needs less agent-time than one agent to 90% best (max ratio)", 1.0, "below",
+          _range("best", max)),
+    Claim("F8.bestmin", "8", "agent-time to 90% best: smallest ratio over all setups", 0.70, "agent-time",
+          _range("best", min)),
+    Claim("F8.bestmax", "8", "agent-time to 90% best: largest ratio over all setups", 0.96, "agent-time",
+          _range("best", max)),
+    Claim("F9.narrow90", "9", "narrowest (136 layers x 5), standard 16: coverage speedup at 90%", 3.9, "coverage",
+          _w(136, "standard", "coverage", 0.9)),
+    Claim("F9.narrow99", "9", "narrowest, standard 16: coverage speedup at 99%", 1.3, "coverage",
+          _w(136, "standard", "coverage", 0.99)),
+    Claim("F9.narrowbest", "9", "narrowest, standard 16: best-score speedup at 90%", 4.9, "best",
+          _w(136, "standard", "best", 0.9)),
+    Claim("F10.wide90", "10", "wide (8 layers x 92), standard 16: coverage speedup at 90%", 30, "coverage",
+          _w(8, "standard", "coverage", 0.9)),
+    Claim("F10.widebest", "10", "wide (8 x 92), standard 16: best-score speedup at 90%", 12, "best",
+          _w(8, "standard", "best", 0.9)),
+    Claim("F10.superlin", "10", "wide DAG: standard 16 faster than its size at 90% coverage", None, "ordering",
+          _w(8, "standard", "coverage", 0.9), lambda r: _w(8, "standard", "coverage", 0.9)(r) > 16),
+    Claim("F10.widest", "10", "widest (4 x 184), recursive 16: coverage speedup at 90%", 1.1, "coverage",
+          _w(4, "recursive", "coverage", 0.9)),
+    Claim("F10.width", "10", "standard 16 at 90% coverage: wide (8 layers) faster than narrow (136)", None,
+          "ordering", lambda r: _w(8, "standard", "coverage", 0.9)(r) / _w(136, "standard", "coverage", 0.9)(r),
+          lambda r: _w(8, "standard", "coverage", 0.9)(r) > _w(136, "standard", "coverage", 0.9)(r)),
+)
+
+
+def claim_table(results: Sequence[Results], claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
+    """Tidy claim table: one row per (claim, seed) with ``value`` and ``holds``."""
+    rows = []
+    for c in claims:
+        for r in results:
+            v, ok = c.evaluate(r)
+            rows.append({"claim": c.id, "figure": c.figure, "text": c.text, "seed_value": c.seed, "kind": c.kind,
+                         "tolerance": c.tolerance, "seed": r.seed, "value": v, "holds": ok})
+    return pd.DataFrame(rows)
+
+
+def summarise(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per claim: values per seed, seeds held, and whether it holds on >= 2/3 of seeds."""
+    wide = table.pivot_table(index="claim", columns="seed", values="value", sort=False)
+    wide.columns = [f"value_seed{s}" for s in wide.columns]
+    held = table.groupby("claim", sort=False)["holds"].agg(["sum", "size"])
+    meta = table.drop_duplicates("claim").set_index("claim")[["figure", "text", "seed_value", "kind", "tolerance"]]
+    out = meta.join(wide).join(held)
+    out["holds"] = out["sum"] * 3 >= out["size"] * 2
+    return out.rename(columns={"sum": "seeds_held", "size": "n_seeds"}).reset_index()

@@ -1,0 +1,369 @@
+"""Task DAGs: the trial-and-error generator of seed 000 and user DAGs from a file.
+
+A DAG is stored as arrays (CSR adjacency in both directions), so the simulator reads it
+without Python objects per step. Steps are numbered in topological order (layer by layer),
+step 0 is the root.
+
+The generator follows the seed ("each new step is a variant of a parent in the layer above,
+parents that improved on what they built on are drawn more often, a step's value is its
+parent's value plus a random change, deeper steps take longer") with the knobs of
+:class:`GeneratorParams`; their defaults are the second-hand report of the original post
+(``shared/notes/swarm-post-model.md``) and the calibrated values live in
+``data/sim/calibrated.json`` (see :mod:`evalkit.sim.calibrate`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from evalkit._rng import RNGLike, as_generator
+
+__all__ = ["Dag", "GeneratorParams", "generate_dag", "generate_dags", "dag_from_frames", "read_dag"]
+
+
+@dataclass(frozen=True, eq=False)
+class Dag:
+    """A task DAG.
+
+    Attributes
+    ----------
+    depth : ndarray of int, shape (n,)
+        Layer of each step (root 0); steps are sorted by depth.
+    cost : ndarray of float, shape (n,)
+        Time one agent needs for the step without overheads (> 0).
+    value : ndarray of float, shape (n,)
+        Value of the step (the optimisation score before scaling).
+    parent_ptr, parent_idx : ndarray of int
+        CSR lists of prerequisites: the parents of step ``i`` are
+        ``parent_idx[parent_ptr[i]:parent_ptr[i + 1]]``.
+    child_ptr, child_idx : ndarray of int
+        The same for the steps each step unlocks.
+    """
+
+    depth: np.ndarray
+    cost: np.ndarray
+    value: np.ndarray
+    parent_ptr: np.ndarray
+    parent_idx: np.ndarray
+    child_ptr: np.ndarray = field(repr=False)
+    child_idx: np.ndarray = field(repr=False)
+
+    @property
+    def n_steps(self) -> int:
+        return int(self.depth.size)
+
+    @property
+    def n_layers(self) -> int:
+        return int(self.depth.max()) + 1
+
+    @property
+    def work(self) -> float:
+        """Total work W: the sum of step costs."""
+        return float(self.cost.sum())
+
+    @cached_property
+    def bottom_level(self) -> np.ndarray:
+        """Cost of the heaviest chain starting at each step (the step included)."""
+        tail = np.zeros(self.n_steps)
+        bl = self.cost.copy()
+        child_of_edge = np.repeat(np.arange(self.n_steps), np.diff(self.parent_ptr))
+        # steps are in topological order: sweep children from the last step backwards
+        order = np.argsort(-child_of_edge, kind="stable")
+        ce, pe = child_of_edge[order], self.parent_idx[order]
+        bounds = np.flatnonzero(np.diff(self.depth[ce])) + 1
+        for c, p in zip(np.split(ce, bounds), np.split(pe, bounds), strict=True):
+            bl[c] = self.cost[c] + tail[c]
+            np.maximum.at(tail, p, bl[c])
+        return self.cost + tail
+
+    @property
+    def span(self) -> float:
+        """Span S: the cost of the heaviest chain (the critical path)."""
+        return float(self.bottom_level.max())
+
+    @cached_property
+    def lists(self) -> tuple[list, ...]:
+        """Plain-list views used by the event loop (faster than numpy scalar access)."""
+        cp, ci = self.child_ptr.tolist(), self.child_idx.tolist()
+        children = [ci[cp[i] : cp[i + 1]] for i in range(self.n_steps)]
+        return (children, np.diff(self.parent_ptr).tolist(), self.cost.tolist())
+
+    def edges(self) -> pd.DataFrame:
+        """The edges as a tidy frame ``parent, child``."""
+        child = np.repeat(np.arange(self.n_steps), np.diff(self.parent_ptr))
+        return pd.DataFrame({"parent": self.parent_idx, "child": child})
+
+    def steps(self) -> pd.DataFrame:
+        """The steps as a tidy frame ``step, depth, duration, value``."""
+        return pd.DataFrame(
+            {"step": np.arange(self.n_steps), "depth": self.depth, "duration": self.cost, "value": self.value}
+        )
+
+
+def _csr(n: int, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the lists ``dst`` grouped by ``src`` (sorted by src, then dst)."""
+    order = np.lexsort((dst, src))
+    ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(src, minlength=n), out=ptr[1:])
+    return ptr, dst[order].astype(np.int64)
+
+
+def _from_edges(depth: np.ndarray, cost: np.ndarray, value: np.ndarray, parent: np.ndarray, child: np.ndarray) -> Dag:
+    n = depth.size
+    pp, pi = _csr(n, child, parent)
+    cp, ci = _csr(n, parent, child)
+    return Dag(depth.astype(np.int64), cost.astype(float), value.astype(float), pp, pi, cp, ci)
+
+
+@dataclass(frozen=True)
+class GeneratorParams:
+    """Knobs of the trial-and-error DAG generator (defaults: the original post as reported).
+
+    Per task: ``n_steps * exp(n_steps_sigma z)`` steps, ``n_layers * exp(n_layers_sigma z)``
+    layers, peak position ``peak + peak_sd z``, merge probability ``merge_p * exp(merge_sigma z)``.
+    Layer ``d`` gets the increment over that layer of a logistic curve centred at the peak with
+    steepness ``steepness / (D - 1)``, times ``exp(layer_noise z)``. ``tail`` adds a constant
+    floor (a share of the mean layer size) to every layer below the peak, which makes the deep
+    end heavier than a bell. Primary parent: layer above, weight ``exp(select_beta * delta)``
+    (``delta`` = that parent's improvement). Merges: ``K`` extra parents with ``P(K) ~ K^-merge_alpha``,
+    each a sibling of the primary parent with probability ``sibling_p``, else ``b`` layers further
+    up with ``P(b) ~ skip_decay^b``. Value: best parent's value + N(mu_d + q, 1), ``mu_d`` linear
+    from ``mu_top`` to ``mu_bottom``, ``q ~ N(0, fertility_sd^2)`` per DAG. Cost:
+    ``cost_law="geometric"``: ``exp(cost_growth * d / (D - 1))``; ``"linear"``:
+    ``1 + cost_growth * d / (D - 1)``; times ``exp(cost_sigma z)`` per step and a task clock
+    ``exp(U(-clock_spread, clock_spread))``.
+    """
+
+    n_steps: float = 723.0
+    n_steps_sigma: float = 0.4
+    n_layers: float = 17.0
+    n_layers_sigma: float = 0.2
+    peak: float = 0.28
+    peak_sd: float = 0.07
+    steepness: float = 6.4
+    layer_noise: float = 0.35
+    tail: float = 0.0
+    merge_p: float = 0.46
+    merge_sigma: float = 0.3
+    merge_alpha: float = 2.3
+    merge_kmax: int = 16
+    sibling_p: float = 0.2
+    skip_decay: float = 0.8
+    select_beta: float = 1.4
+    mu_top: float = 1.0
+    mu_bottom: float = -0.5
+    fertility_sd: float = 0.2
+    cost_law: str = "linear"
+    cost_growth: float = 9.0
+    cost_sigma: float = 0.2
+    clock_spread: float = 0.3
+
+    def __post_init__(self) -> None:
+        if self.cost_law not in ("linear", "geometric"):
+            raise ValueError(f"cost_law must be 'linear' or 'geometric'; got {self.cost_law!r}.")
+        for name in ("n_steps", "n_layers"):
+            if not np.isfinite(getattr(self, name)) or getattr(self, name) < 2:
+                raise ValueError(f"{name} must be a finite number >= 2; got {getattr(self, name)!r}.")
+        if not 0 <= self.merge_p <= 1 or not 0 <= self.sibling_p <= 1:
+            raise ValueError("merge_p and sibling_p must lie in [0, 1].")
+
+    def replace(self, **changes: object) -> GeneratorParams:
+        return dataclasses.replace(self, **changes)
+
+
+def _layer_sizes(p: GeneratorParams, n: int, n_layers: int, peak: float, g: np.random.Generator) -> np.ndarray:
+    d = np.arange(1, n_layers, dtype=float)
+    centre, s = peak * (n_layers - 1), p.steepness / max(n_layers - 1, 1)
+    logistic = 1.0 / (1.0 + np.exp(-s * (np.arange(0.5, n_layers, 1.0) - centre)))
+    w = np.diff(logistic) * np.exp(p.layer_noise * g.standard_normal(n_layers - 1))
+    w = w / w.sum() + p.tail * (d >= centre) / (n_layers - 1)
+    raw = w / w.sum() * (n - 1)
+    sizes = np.maximum(1, np.floor(raw).astype(np.int64))
+    short = (n - 1) - sizes.sum()  # hand out the remainder by largest fractional part
+    if short > 0:
+        sizes[np.argsort(-(raw - np.floor(raw)), kind="stable")[:short]] += 1
+    while sizes.sum() > n - 1:  # rounding up to 1 overshot: take from the largest layers
+        sizes[np.argmax(sizes)] -= 1
+    return np.concatenate([[1], sizes])
+
+
+def generate_dag(
+    params: GeneratorParams | None = None, *, rng: RNGLike, n_steps: int | None = None, n_layers: int | None = None
+) -> Dag:
+    """Grow one task DAG by trial and error.
+
+    Parameters
+    ----------
+    params : GeneratorParams, optional
+        Generator knobs (default: the original post as reported).
+    rng : int or numpy Generator
+        Seed; the same seed gives the same DAG bit for bit.
+    n_steps, n_layers : int, optional
+        Fix the number of steps and/or layers (no per-task noise): the depth/width sweep keeps
+        the step count and varies the depth, e.g. 136 layers x 5 steps to 4 layers x 184.
+
+    Returns
+    -------
+    Dag
+    """
+    p = params or GeneratorParams()
+    g = as_generator(rng)
+    z = g.standard_normal(5)
+    n = int(n_steps) if n_steps is not None else max(8, round(p.n_steps * np.exp(p.n_steps_sigma * z[0])))
+    D = int(n_layers) if n_layers is not None else max(3, round(p.n_layers * np.exp(p.n_layers_sigma * z[1])))
+    if n < D:
+        raise ValueError(f"n_steps ({n}) must be at least n_layers ({D}).")
+    peak = float(np.clip(p.peak + p.peak_sd * z[2], 0.02, 0.98))
+    merge_p = float(min(1.0, p.merge_p * np.exp(p.merge_sigma * z[3])))
+    q = p.fertility_sd * z[4]
+    sizes = _layer_sizes(p, n, D, peak, g)
+    start = np.concatenate([[0], np.cumsum(sizes)])
+    depth = np.repeat(np.arange(D), sizes)
+    frac = depth / (D - 1)
+    delta = g.normal(p.mu_top + (p.mu_bottom - p.mu_top) * frac + q, 1.0)
+    delta[0] = 0.0
+    # primary parents, one vectorised draw per layer
+    primary = np.zeros(n, dtype=np.int64)
+    weight = np.exp(p.select_beta * np.minimum(delta, 50.0))
+    for d in range(1, D):
+        lo, hi = start[d - 1], start[d]
+        w = weight[lo:hi]
+        cdf = np.cumsum(w)
+        u = g.random(sizes[d]) * cdf[-1]
+        primary[start[d] : start[d + 1]] = lo + np.minimum(np.searchsorted(cdf, u, side="right"), hi - lo - 1)
+    # merges: K extra parents for a share merge_p of the steps
+    ks = np.arange(1, p.merge_kmax + 1)
+    pk = ks ** -p.merge_alpha
+    has_merge = (g.random(n) < merge_p) & (depth >= 2)
+    n_extra = np.where(has_merge, g.choice(ks, size=n, p=pk / pk.sum()), 0)
+    parents: list[list[int]] = [[int(x)] for x in primary]
+    parents[0] = []
+    anc = [0] * n  # ancestor bitsets as Python ints
+    wl = weight.tolist()
+    for v in range(1, n):
+        ps = parents[v]
+        k = int(n_extra[v])
+        if k:
+            dv = int(depth[v])
+            sib = g.random(k) < p.sibling_p
+            ups = g.geometric(1.0 - p.skip_decay, size=k)  # b >= 1, P(b) ~ skip_decay^b
+            us = g.random(k)
+            for j in range(k):
+                layer = dv - 1 if sib[j] else max(0, dv - 1 - int(ups[j]))
+                lo, hi = int(start[layer]), int(start[layer + 1])
+                cw = np.cumsum(wl[lo:hi])
+                c = lo + min(int(np.searchsorted(cw, us[j] * cw[-1], side="right")), hi - lo - 1)
+                if c in ps or any((anc[x] >> c) & 1 for x in ps):
+                    continue  # c is an ancestor of a chosen parent (or chosen already)
+                ps = [x for x in ps if not (anc[c] >> x) & 1]
+                ps.append(c)
+            parents[v] = ps
+        a = 0
+        for x in ps:
+            a |= anc[x] | (1 << x)
+        anc[v] = a
+    counts = np.fromiter((len(x) for x in parents), dtype=np.int64, count=n)
+    pidx = np.fromiter((x for ps in parents for x in ps), dtype=np.int64, count=int(counts.sum()))
+    child = np.repeat(np.arange(n), counts)
+    # values: best parent's value + the step's own change, layer by layer
+    value = delta.copy()
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    for d in range(1, D):
+        lo, hi = start[d], start[d + 1]
+        best = np.maximum.reduceat(value[pidx[ptr[lo] : ptr[hi]]], ptr[lo:hi] - ptr[lo])
+        value[lo:hi] = best + delta[lo:hi]
+    if p.cost_law == "geometric":
+        base = np.exp(p.cost_growth * frac)
+    else:
+        base = 1.0 + p.cost_growth * frac
+    clock = np.exp(g.uniform(-p.clock_spread, p.clock_spread))
+    cost = clock * base * np.exp(p.cost_sigma * g.standard_normal(n))
+    return _from_edges(depth, cost, value, pidx, child)
+
+
+def generate_dags(
+    count: int, params: GeneratorParams | None = None, *, rng: RNGLike, n_steps: int | None = None,
+    n_layers: int | None = None,
+) -> list[Dag]:
+    """Generate ``count`` independent DAGs (child seeds spawned from ``rng``)."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1; got {count}.")
+    seeds = np.random.SeedSequence(int(as_generator(rng).integers(2**63))).spawn(count)
+    return [generate_dag(params, rng=np.random.default_rng(s), n_steps=n_steps, n_layers=n_layers) for s in seeds]
+
+
+def dag_from_frames(edges: pd.DataFrame, steps: pd.DataFrame) -> Dag:
+    """Build and validate a user DAG.
+
+    Parameters
+    ----------
+    edges : DataFrame
+        Columns ``parent, child`` (step ids of any hashable type).
+    steps : DataFrame
+        Columns ``step, duration`` and optionally ``value`` (default 0).
+
+    Raises
+    ------
+    ValueError
+        Empty DAG, missing columns, duplicate steps, edges naming unknown steps, self-loops or
+        cycles, non-positive or non-finite durations, non-finite values.
+    """
+    for name, frame, cols in (("steps", steps, ("step", "duration")), ("edges", edges, ("parent", "child"))):
+        missing = [c for c in cols if c not in frame.columns]
+        if missing:
+            raise ValueError(f"The {name} table needs columns {list(cols)}; missing {missing}.")
+    if len(steps) == 0:
+        raise ValueError("The DAG is empty: the steps table has no rows.")
+    ids = steps["step"].astype(str).to_numpy()
+    dup = pd.Series(ids).duplicated().to_numpy()
+    if dup.any():
+        raise ValueError(f"The 'step' column must be unique; got duplicates {sorted(set(ids[dup]))[:3]}.")
+    dur = pd.to_numeric(steps["duration"], errors="coerce").to_numpy(float)
+    bad = ~np.isfinite(dur) | (dur <= 0)
+    if bad.any():
+        raise ValueError(
+            f"The 'duration' column must be a finite number > 0; got {dur[bad][:3].tolist()} in {int(bad.sum())} steps "
+            f"(first: step {ids[bad][0]!r})."
+        )
+    val = pd.to_numeric(steps["value"], errors="coerce").to_numpy(float) if "value" in steps else np.zeros(len(ids))
+    if not np.isfinite(val).all():
+        raise ValueError(f"The 'value' column must be finite; got NaN/inf in {int((~np.isfinite(val)).sum())} steps.")
+    index = {s: i for i, s in enumerate(ids)}
+    src, dst = edges["parent"].astype(str).to_numpy(), edges["child"].astype(str).to_numpy()
+    unknown = [s for s in np.concatenate([src, dst]) if s not in index]
+    if unknown:
+        raise ValueError(f"Edges name {len(unknown)} unknown steps (first {unknown[0]!r}); every step needs a row in steps.")
+    s = np.array([index[x] for x in src], dtype=np.int64)
+    t = np.array([index[x] for x in dst], dtype=np.int64)
+    if (s == t).any():
+        raise ValueError(f"Edges contain a self-loop (step {ids[s[s == t][0]]!r}); the graph must be acyclic.")
+    n = len(ids)
+    indeg = np.bincount(t, minlength=n)
+    cp, ci = _csr(n, s, t)
+    depth = np.zeros(n, dtype=np.int64)
+    order, frontier, rem = [], [int(i) for i in np.flatnonzero(indeg == 0)], indeg.copy()
+    while frontier:  # Kahn's algorithm; depth = longest edge count from a source
+        v = frontier.pop()
+        order.append(v)
+        for c in ci[cp[v] : cp[v + 1]]:
+            depth[c] = max(depth[c], depth[v] + 1)
+            rem[c] -= 1
+            if rem[c] == 0:
+                frontier.append(int(c))
+    if len(order) < n:
+        raise ValueError(f"The edges contain a cycle through {n - len(order)} steps (e.g. {ids[rem > 0][0]!r}).")
+    perm = np.lexsort((np.arange(n), depth))  # new id -> old id, topological by depth
+    inv = np.empty(n, dtype=np.int64)
+    inv[perm] = np.arange(n)
+    return _from_edges(depth[perm], dur[perm], val[perm], inv[s], inv[t])
+
+
+def read_dag(edges: str | os.PathLike, steps: str | os.PathLike) -> Dag:
+    """Read a user DAG from two CSV files (``parent,child`` and ``step,duration[,value]``)."""
+    return dag_from_frames(pd.read_csv(edges), pd.read_csv(steps))

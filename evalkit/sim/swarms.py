@@ -1,0 +1,334 @@
+"""Agents on one event engine: the single agent, the standard swarm and the recursive swarm.
+
+Model (seed 000; every choice the seed leaves open is a knob of :class:`Policy`)
+---------------------------------------------------------------------------------
+* A step is *ready* when all its parents are done. A ready step is *unclaimed* until an agent
+  starts it. When an agent finishes a step, the steps that this completion makes ready are
+  *unlocked by* that agent and join its own list (its branch).
+* ``rule="own-branch"``: an agent picks its next step among its own list by
+  ``Policy.own_key`` (``branch_memory="last"``: only the steps its last step unlocked;
+  ``"all"``: everything it unlocked and nobody took yet). An empty list ends the agent.
+  The other four rules (``random``, ``shallowest``, ``shortest``, ``critical-path``) pick
+  among *all* unclaimed ready steps by that key ("critical path" = the step heading the
+  heaviest remaining chain, :attr:`Dag.bottom_level`).
+* Standard swarm: at most ``agents`` concurrent agents. When an agent ends, the coordinator
+  immediately starts a new agent on an unclaimed ready step chosen by ``Policy.dispatch_key``
+  (own-branch) or by the rule's key (other rules); it never leaves a slot idle while a step
+  is unclaimed, so the schedule is greedy.
+* Recursive swarm: the coordinator starts one root agent. When a finished step unlocks
+  several steps, the agent keeps the best one (``own_key``) and forks a child agent for each
+  other one while fewer than ``agents`` agents are active (the cap counts concurrently active
+  agents); steps it cannot fork stay in its own list. Children follow their own branch.
+* Single agent: a standard swarm of one with the baseline policy (``Policy.baseline_*``).
+* Scheduling overhead: ``scheduling`` x median step cost, added once to a step when its agent
+  is new (started or dispatched by the coordinator, or forked) or when one of the step's
+  parents was finished by another agent. Communication: a step takes ``1 + communication x
+  (a - 1)`` times its cost, ``a`` = agents active when it starts (fixed for the step).
+  Both are recorded per step, so agent-time = sum of busy intervals = work + communication +
+  scheduling, exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalkit._rng import RNGLike, as_generator
+from evalkit.sim.dag import Dag
+from evalkit.sim.engine import COMPLETE, DISPATCH, EventQueue
+
+__all__ = ["RULES", "KEYS", "Policy", "SimRun", "simulate"]
+
+RULES: tuple[str, ...] = ("own-branch", "random", "shallowest", "shortest", "critical-path")
+KEYS: tuple[str, ...] = ("deepest", "shallowest", "random", "shortest", "longest", "critical-path", "fifo")
+_RULE_KEY = {"random": "random", "shallowest": "shallowest", "shortest": "shortest", "critical-path": "critical-path"}
+SWARMS: tuple[str, ...] = ("standard", "recursive")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Step-choice knobs left open by the seed (defaults: the original post as reported).
+
+    Attributes
+    ----------
+    own_key : str
+        How an own-branch agent picks among its own list (one of :data:`KEYS`).
+    branch_memory : {"all", "last"}
+        The own list holds everything the agent unlocked (``"all"``) or only what its last
+        step unlocked (``"last"``: the agent follows one chain to its end).
+    dispatch_key : str
+        Which unclaimed ready step the coordinator gives a new agent.
+    baseline_own_key, baseline_memory, baseline_dispatch_key : str
+        The same three choices for the single-agent baseline.
+    """
+
+    own_key: str = "deepest"
+    branch_memory: str = "all"
+    dispatch_key: str = "random"
+    baseline_own_key: str = "deepest"
+    baseline_memory: str = "all"
+    baseline_dispatch_key: str = "random"
+
+    def __post_init__(self) -> None:
+        for name in ("own_key", "dispatch_key", "baseline_own_key", "baseline_dispatch_key"):
+            if getattr(self, name) not in KEYS:
+                raise ValueError(f"Policy.{name} must be one of {KEYS}; got {getattr(self, name)!r}.")
+        for name in ("branch_memory", "baseline_memory"):
+            if getattr(self, name) not in ("all", "last"):
+                raise ValueError(f"Policy.{name} must be 'all' or 'last'; got {getattr(self, name)!r}.")
+
+    def baseline(self) -> Policy:
+        """The policy of the single-agent baseline as a swarm policy."""
+        return dataclasses.replace(
+            self, own_key=self.baseline_own_key, branch_memory=self.baseline_memory,
+            dispatch_key=self.baseline_dispatch_key,
+        )
+
+    def replace(self, **changes: object) -> Policy:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True, eq=False)
+class SimRun:
+    """One simulated run: per-step start, end, agent and overheads (index = step id).
+
+    ``start`` includes the step's scheduling overhead: the agent is busy from ``start`` to
+    ``end``. ``agents_started`` counts every agent ever started; ``cap`` the concurrency cap.
+    """
+
+    dag: Dag
+    start: np.ndarray
+    end: np.ndarray
+    agent: np.ndarray
+    scheduling: np.ndarray
+    communication: np.ndarray
+    agents_started: int
+    cap: int
+    swarm: str
+    rule: str
+
+    @property
+    def makespan(self) -> float:
+        return float(self.end.max())
+
+    @property
+    def agent_time(self) -> float:
+        """Total busy time summed over agents (work + communication + scheduling)."""
+        return float((self.end - self.start).sum())
+
+    def trace(self, run: int | str = 0) -> pd.DataFrame:
+        """Tidy event trace, one row per step in completion order:
+        ``run, agent, step, depth, start, end, value``."""
+        order = np.argsort(self.end, kind="stable")
+        return pd.DataFrame(
+            {
+                "run": run, "agent": self.agent[order], "step": order, "depth": self.dag.depth[order],
+                "start": self.start[order], "end": self.end[order], "value": self.dag.value[order],
+            }
+        )
+
+
+def _ranks(key: str, dag: Dag, tb: np.ndarray) -> list[float] | None:
+    """Static priority of every step under ``key`` (lower is picked first); None = FIFO."""
+    if key == "fifo":
+        return None
+    if key == "deepest":
+        r = -dag.depth + 0.5 * tb
+    elif key == "shallowest":
+        r = dag.depth + 0.5 * tb
+    elif key == "random":
+        r = tb
+    elif key == "shortest":
+        r = dag.cost + 1e-9 * tb
+    elif key == "longest":
+        r = -dag.cost + 1e-9 * tb
+    else:  # critical-path
+        r = -dag.bottom_level + 1e-9 * tb
+    return r.tolist()
+
+
+def _check(agents: int, swarm: str, rule: str, scheduling: float, communication: float) -> None:
+    if isinstance(agents, bool) or not isinstance(agents, (int, np.integer)) or agents < 1:
+        raise ValueError(f"agents (the concurrency cap) must be an integer >= 1; got {agents!r}.")
+    if swarm not in SWARMS:
+        raise ValueError(f"swarm must be one of {SWARMS}; got {swarm!r}.")
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}; got {rule!r}.")
+    if swarm == "recursive" and rule != "own-branch":
+        raise ValueError("The recursive swarm forks along branches: it supports only rule='own-branch'.")
+    for name, v in (("scheduling", scheduling), ("communication", communication)):
+        if not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} overhead must be a finite number >= 0; got {v!r}.")
+
+
+def simulate(
+    dag: Dag, *, agents: int = 1, swarm: str = "standard", rule: str = "own-branch", policy: Policy | None = None,
+    scheduling: float = 0.05, communication: float = 0.02, baseline: bool = False, rng: RNGLike,
+) -> SimRun:
+    """Simulate one run of ``agents`` agents on ``dag``.
+
+    Parameters
+    ----------
+    dag : Dag
+    agents : int
+        Cap on concurrently active agents (1 = a single agent).
+    swarm : {"standard", "recursive"}
+    rule : one of :data:`RULES`
+    policy : Policy, optional
+        Open modelling choices (default :class:`Policy()`).
+    scheduling : float
+        Scheduling overhead per handoff as a share of the median step cost (seed: 0.05).
+    communication : float
+        Extra step time per other active agent (seed: 0.02).
+    baseline : bool
+        Use the single-agent baseline policy (``Policy.baseline_*``) instead.
+    rng : int or numpy Generator
+        Random tie-breaks; the same seed gives the same run bit for bit.
+
+    Returns
+    -------
+    SimRun
+    """
+    _check(agents, swarm, rule, scheduling, communication)
+    pol = policy or Policy()
+    if baseline:
+        pol = pol.baseline()
+    g = as_generator(rng)
+    n = dag.n_steps
+    children, nparents, cost = dag.lists
+    pp, pidx = dag.parent_ptr.tolist(), dag.parent_idx.tolist()
+    tb = g.random(n)
+    own_branch = rule == "own-branch"
+    own_rank = _ranks(pol.own_key, dag, tb) if own_branch else None
+    pool_rank = _ranks(pol.dispatch_key if own_branch else _RULE_KEY[rule], dag, tb)
+    if own_rank is None:  # FIFO within a branch = in order of unlocking
+        own_rank = list(range(n))
+    recursive = swarm == "recursive"
+    last_only = pol.branch_memory == "last"
+    sched_unit = scheduling * float(np.median(dag.cost))
+    cap = int(agents)
+
+    rem = list(nparents)
+    done_by = [-1] * n
+    start = [0.0] * n
+    end = [0.0] * n
+    agent_of = [-1] * n
+    sched_of = [0.0] * n
+    comm_of = [0.0] * n
+    claimed = bytearray(n)
+    pool: list = []
+    fifo = 0
+    n_ready = 0  # unclaimed ready steps
+    owned: list[list[int]] = []
+    q = EventQueue()
+    push = q.push
+    heappush, heappop = heapq.heappush, heapq.heappop
+    active = 0
+    dispatch_pending = False
+
+    def begin(a: int, s: int, t: float, new: bool) -> None:
+        nonlocal n_ready
+        claimed[s] = 1
+        n_ready -= 1
+        ov = 0.0
+        if sched_unit:
+            if new:
+                ov = sched_unit
+            else:
+                for j in range(pp[s], pp[s + 1]):
+                    if done_by[pidx[j]] != a:
+                        ov = sched_unit
+                        break
+        c = cost[s]
+        cm = c * communication * (active - 1)
+        start[s] = t
+        end[s] = e = t + c + cm + ov
+        agent_of[s] = a
+        sched_of[s] = ov
+        comm_of[s] = cm
+        push(e, COMPLETE, (a, s))
+
+    def pop_pool() -> int:
+        while pool:
+            s = heappop(pool)[1]
+            if not claimed[s]:
+                return s
+        return -1
+
+    sources = [i for i in range(n) if nparents[i] == 0]
+    for s in sources:
+        heappush(pool, (fifo if pool_rank is None else pool_rank[s], s))
+        fifo += 1
+    n_ready = len(sources)
+    if recursive:
+        owned.append(sorted(sources, key=own_rank.__getitem__)[1:])
+        active = 1
+        begin(0, min(sources, key=own_rank.__getitem__), 0.0, True)
+    else:
+        push(0.0, DISPATCH, None)
+        dispatch_pending = True
+
+    while q._heap:
+        t, kind, _, payload = q.pop()
+        if kind == DISPATCH:
+            dispatch_pending = False
+            m = min(cap - active, n_ready)
+            active += m
+            for _ in range(m):
+                s = pop_pool()
+                owned.append([])
+                begin(len(owned) - 1, s, t, True)
+            continue
+        a, s = payload
+        done_by[s] = a
+        new = []
+        for c in children[s]:
+            rem[c] -= 1
+            if rem[c] == 0:
+                new.append(c)
+                heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
+                fifo += 1
+        n_ready += len(new)
+        nxt = -1
+        if own_branch:
+            if recursive and len(new) > 1:
+                new.sort(key=own_rank.__getitem__)
+                mine = owned[a]
+                for c in new[1:]:
+                    if active < cap:
+                        active += 1
+                        owned.append([])
+                        begin(len(owned) - 1, c, t, True)
+                    else:
+                        mine.append(c)
+                new = new[:1]
+            if last_only and not recursive:
+                cands = new
+            else:
+                mine = owned[a]
+                mine.extend(new)
+                cands = [x for x in mine if not claimed[x]]
+                owned[a] = cands
+            if cands:
+                nxt = min(cands, key=own_rank.__getitem__)
+        elif n_ready:
+            nxt = pop_pool()
+        if nxt >= 0:
+            begin(a, nxt, t, False)
+        else:
+            active -= 1
+        if not recursive and active < cap and n_ready and not dispatch_pending:
+            push(t, DISPATCH, None)
+            dispatch_pending = True
+
+    if sum(1 for x in claimed if x) != n:  # pragma: no cover - a model bug, not a user error
+        raise RuntimeError("simulation ended with unfinished steps")
+    return SimRun(
+        dag=dag, start=np.array(start), end=np.array(end), agent=np.array(agent_of), scheduling=np.array(sched_of),
+        communication=np.array(comm_of), agents_started=len(owned), cap=cap, swarm=swarm, rule=rule,
+    )
