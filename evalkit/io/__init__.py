@@ -1,5 +1,7 @@
 """Readers and validation: everything that turns files into evalkit's canonical tables."""
 
+from evalkit.io.read import FORMATS, detect_format, read_comparisons
+from evalkit.io.report import ReadReport, ReadResult, merge_reports
 from evalkit.io.schema import (
     CANONICAL_COLUMNS,
     OPTIONAL_COLUMNS,
@@ -9,7 +11,13 @@ from evalkit.io.schema import (
 
 __all__ = [
     "CANONICAL_COLUMNS",
+    "FORMATS",
     "OPTIONAL_COLUMNS",
     "REQUIRED_COLUMNS",
+    "ReadReport",
+    "ReadResult",
+    "detect_format",
+    "merge_reports",
+    "read_comparisons",
     "validate_comparisons",
 ]

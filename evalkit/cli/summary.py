@@ -1,0 +1,53 @@
+"""``evalkit summary PATH``: read a judgment log and print the per-model summary."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from evalkit.io import FORMATS, read_comparisons
+from evalkit.io.write import to_markdown, write_table
+from evalkit.summary import alpaca_eval_summary, summarize
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``summary`` sub-command."""
+    p = subparsers.add_parser(
+        "summary",
+        help="per-model wins, losses, ties and win rate of a comparison log",
+        description=(
+            "Read pairwise judgments (Chatbot Arena, AlpacaEval, MT-bench, left/right/winner "
+            "tables, canonical CSV/JSONL/Parquet), print what was read and dropped, and the "
+            "per-model summary. AlpacaEval data get AlpacaEval's leaderboard columns."
+        ),
+    )
+    p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs")
+    p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
+                   help="input format (default: detected from the columns)")
+    p.add_argument("--baseline", default=None,
+                   help="AlpacaEval baseline (default: from the data or the file name)")
+    p.add_argument("--judge", default=None, help="judge name for files without a judge column")
+    p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``evalkit summary``."""
+    source = args.path[0] if len(args.path) == 1 else args.path
+    frame, report = read_comparisons(source, format=args.format, baseline=args.baseline,
+                                     judge=args.judge)
+    print(report.to_text(), file=sys.stderr)
+    if report.format.startswith("alpaca_eval"):
+        table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
+        title = "AlpacaEval win rate against the baseline (percent)"
+    else:
+        table = summarize(frame)
+        title = "per-model summary (win rate with ties as half)"
+    print(f"\n{title}\n")
+    print(to_markdown(table, floatfmt=".4f"))
+    if args.out:
+        path = write_table(table, args.out)
+        print(f"wrote {path}", file=sys.stderr)
+    return 0

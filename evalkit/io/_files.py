@@ -1,0 +1,177 @@
+"""Load a file of records into a raw DataFrame, remembering where each record came from.
+
+The container (CSV/TSV, JSON Lines, a JSON list or column dict, Parquet) is recognised from
+the content, not the file name; gzip-compressed files (``.csv.gz``, ``.jsonl.gz``...) are
+decompressed first. Each raw frame carries a ``_line`` column: the 1-based
+line of the record in a JSONL file, ``row + 1`` in a CSV (the header is line 1, so the
+first record is line 2, exact unless quoted fields span lines), and the 1-based record
+number in a JSON list, a JSON column dict or a Parquet file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["LINE", "load_records", "container_of"]
+
+LINE = "_line"
+
+# Strings read as missing in CSV files. "NA" is deliberately absent: it can be a name.
+_CSV_NA = ["", "nan", "NaN", "NULL", "null", "None"]
+
+
+def container_of(path: Path, head: bytes) -> str:
+    """Name the container of ``path`` from its first bytes: parquet, json, jsonl or csv."""
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    text = head.decode("utf-8-sig", errors="replace").lstrip()
+    if text.startswith("["):
+        return "json"
+    if text.startswith("{"):
+        return "jsonl"
+    return "csv"
+
+
+def _empty(path: Path, what: str) -> ValueError:
+    return ValueError(f"{path} is empty: {what}. Expected at least one comparison record.")
+
+
+def _from_json_text(path: Path, text: str) -> pd.DataFrame:
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
+            "Expected a JSON list of records, or JSON Lines (one object per line)."
+        ) from None
+    if isinstance(obj, list):
+        bad = [i for i, rec in enumerate(obj) if not isinstance(rec, dict)]
+        if bad:
+            raise ValueError(
+                f"{path}: record {bad[0] + 1} of the JSON list is a {type(obj[bad[0]]).__name__}, "
+                f"not an object ({len(bad)} such records). Each record must be a JSON object."
+            )
+        frame = pd.DataFrame.from_records(obj) if obj else pd.DataFrame()
+    elif isinstance(obj, dict) and obj and all(isinstance(v, (dict, list)) for v in obj.values()):
+        frame = pd.DataFrame(obj)  # column-oriented JSON, as written by DataFrame.to_json()
+    elif isinstance(obj, dict):
+        frame = pd.DataFrame.from_records([obj])
+    else:
+        raise ValueError(
+            f"{path} holds a JSON {type(obj).__name__}; expected a list of records, a column "
+            "dict, or JSON Lines."
+        )
+    if len(frame) == 0:
+        raise _empty(path, "the JSON holds no records")
+    frame = frame.reset_index(drop=True)
+    frame[LINE] = np.arange(1, len(frame) + 1)
+    return frame
+
+
+def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
+    lines = text.splitlines()
+    records: list[dict] = []
+    numbers: list[int] = []
+    for i, line in enumerate(lines, start=1):  # JSON parsing: the one loop the readers keep
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if i == 1 and len(records) == 0:
+                # maybe a pretty-printed single JSON document rather than JSON Lines
+                try:
+                    return _from_json_text(path, text)
+                except ValueError:
+                    pass
+            raise ValueError(
+                f"{path}: line {i} is not valid JSON ({exc.msg} at column {exc.colno}): "
+                f"{line[:80]!r}. Each line of a JSON Lines file must be one JSON object."
+            ) from None
+        if not isinstance(rec, dict):
+            raise ValueError(
+                f"{path}: line {i} is a JSON {type(rec).__name__}, not an object: {line[:80]!r}. "
+                "Each line of a JSON Lines file must be one JSON object."
+            )
+        records.append(rec)
+        numbers.append(i)
+    if not records:
+        raise _empty(path, "no JSON records")
+    frame = pd.DataFrame.from_records(records)
+    frame[LINE] = np.asarray(numbers, dtype=np.int64)
+    return frame
+
+
+def _from_csv(path: Path, data: bytes) -> pd.DataFrame:
+    suffixes = [x.lower() for x in path.suffixes]
+    sep = "\t" if {".tsv", ".tab"} & set(suffixes) else ","
+    try:
+        frame = pd.read_csv(
+            io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=_CSV_NA,
+            skip_blank_lines=False,
+        )
+    except pd.errors.EmptyDataError:
+        raise _empty(path, "no header and no rows") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ValueError(
+            f"{path} could not be parsed as CSV ({exc}). Known formats: CSV/TSV with a header, "
+            "JSON Lines, a JSON list of records, Parquet."
+        ) from None
+    frame[LINE] = np.arange(2, len(frame) + 2)
+    blank = frame.drop(columns=LINE).isna().all(axis=1).to_numpy()
+    frame = frame.loc[~blank].reset_index(drop=True)
+    if len(frame) == 0:
+        raise _empty(path, f"a header ({', '.join(map(str, frame.columns[:-1]))}) but no rows")
+    return frame
+
+
+def load_records(path: str | Path) -> tuple[pd.DataFrame, str]:
+    """Read one file into a raw frame with a ``_line`` column.
+
+    Returns
+    -------
+    (frame, container)
+        ``container`` is one of ``"csv"``, ``"jsonl"``, ``"json"``, ``"parquet"``.
+
+    Raises
+    ------
+    ValueError
+        If the file does not exist, is empty, or cannot be parsed (the message names the
+        file and, for JSON Lines, the offending line).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path} does not exist or is not a file.")
+    data = path.read_bytes()
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise ValueError(f"{path} looks gzip-compressed but could not be decompressed: {exc}") from None
+    if not data[:4096].strip():
+        raise _empty(path, "the file has no content")
+    kind = container_of(path, data[:4096])
+    if kind == "parquet":
+        try:
+            frame = pd.read_parquet(io.BytesIO(data)).reset_index(drop=True)
+        except Exception as exc:  # pyarrow raises several types
+            raise ValueError(f"{path} looks like Parquet but could not be read: {exc}") from None
+        if len(frame) == 0:
+            raise _empty(path, "the Parquet file has no rows")
+        frame[LINE] = np.arange(1, len(frame) + 1)
+        return frame, kind
+    if kind == "csv":
+        return _from_csv(path, data), kind
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc}).") from None
+    if kind == "json":
+        return _from_json_text(path, text), kind
+    return _from_jsonl(path, text), "jsonl"

@@ -1,0 +1,80 @@
+"""Chatbot Arena battles and MT-bench pairwise judgments (the LMSYS / FastChat logs).
+
+Chatbot Arena (``clean_battle_*.json`` and the MT-bench human judgments): one record per
+battle with ``model_a``, ``model_b`` and ``winner`` in ``model_a`` / ``model_b`` / ``tie`` /
+``tie (bothbad)``. ``player_a`` = ``model_a``; both kinds of tie score 0.5. Optional
+``question_id`` becomes ``item`` and ``judge`` becomes ``judge``.
+
+MT-bench pairwise (``model_judgment/gpt-4_pair.jsonl`` written by FastChat's
+``gen_judgment.py``): ``model_1``, ``model_2`` and the verdicts of the two answer orders,
+``g1_winner`` (model_1's answer shown first) and ``g2_winner`` (order swapped), both already
+expressed as ``model_1`` / ``model_2`` / ``tie`` / ``error``. We follow the MT-bench authors'
+``fastchat/llm_judge/show_result.py`` (``display_result_pairwise``): rows where either
+verdict is ``error`` are dropped (counted here); a win counts only when both orders agree;
+if ``g1_winner`` is ``tie`` or the two orders disagree, the game is a tie (0.5). The number
+of games turned into ties because the orders disagreed is reported.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalkit.io._common import (
+    Converted,
+    base_frame,
+    join_judge,
+    keep_all,
+    map_labels,
+    require_columns,
+)
+from evalkit.io._files import LINE
+
+__all__ = ["ARENA_WINNERS", "MT_BENCH_WINNERS", "convert_arena", "convert_mt_bench"]
+
+ARENA_WINNERS: dict[str, float] = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
+MT_BENCH_WINNERS: tuple[str, ...] = ("model_1", "model_2", "tie", "error")
+
+
+def _optional(raw: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
+    if "question_id" in raw.columns:
+        frame["item"] = raw["question_id"].to_numpy(dtype=object)
+    if "judge" in raw.columns:
+        frame["judge"] = join_judge(raw["judge"]).to_numpy(dtype=object)
+    if "turn" in raw.columns:
+        frame["turn"] = raw["turn"].to_numpy(dtype=object)
+    return frame
+
+
+def convert_arena(raw: pd.DataFrame, *, source: str) -> Converted:
+    """Chatbot Arena battles -> canonical rows (see the module docstring)."""
+    require_columns(raw, ("model_a", "model_b", "winner"), fmt="arena", source=source)
+    outcome = map_labels(raw["winner"], ARENA_WINNERS, column="winner", source=source,
+                         lines=raw[LINE].to_numpy())
+    frame = _optional(raw, base_frame(raw, raw["model_a"], raw["model_b"], outcome))
+    return Converted(frame, keep_all(len(frame)), [])
+
+
+def convert_mt_bench(raw: pd.DataFrame, *, source: str) -> Converted:
+    """MT-bench pairwise judgments -> canonical rows, both orders combined as FastChat does."""
+    require_columns(raw, ("model_1", "model_2", "g1_winner", "g2_winner"), fmt="mt_bench",
+                    source=source)
+    lines = raw[LINE].to_numpy()
+    codes = {label: float(i) for i, label in enumerate(MT_BENCH_WINNERS)}
+    g1 = map_labels(raw["g1_winner"], codes, column="g1_winner", source=source, lines=lines)
+    g2 = map_labels(raw["g2_winner"], codes, column="g2_winner", source=source, lines=lines)
+    error = (g1 == 3) | (g2 == 3)
+    agree_win = (g1 == g2) & (g1 < 2)
+    outcome = np.where(agree_win, np.where(g1 == 0, 1.0, 0.0), 0.5)
+    outcome[error] = np.nan
+    frame = _optional(raw, base_frame(raw, raw["model_1"], raw["model_2"], outcome))
+    drop = keep_all(len(frame))
+    drop[error] = "judge verdict 'error' in g1_winner or g2_winner (FastChat drops these)"
+    notes = []
+    split = ~error & (g1 != g2) & (g1 != 2)
+    if split.any():
+        notes.append(
+            f"{int(split.sum())} of {int((~error).sum())} games had inconsistent verdicts across "
+            "the two answer orders and count as ties (as in FastChat's show_result.py)"
+        )
+    return Converted(frame, drop, notes)

@@ -1,0 +1,227 @@
+"""``read_comparisons``: one entry point from judgment logs to the canonical frame.
+
+The format is detected from the columns (or records' keys) found in the file, or chosen
+with ``format=``. Every row of the result carries ``source`` (the file) and ``line`` (where
+in it); every dropped row is counted in the report by reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit._errors import where
+from evalkit.io._common import Converted
+from evalkit.io._files import LINE, load_records
+from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, convert_alpaca_eval_csv
+from evalkit.io.fastchat import convert_arena, convert_mt_bench
+from evalkit.io.report import ReadReport, ReadResult
+from evalkit.io.schema import validate_comparisons
+from evalkit.io.tables import OutcomeMap, convert_canonical, convert_columns, convert_left_right
+
+__all__ = ["FORMATS", "detect_format", "read_comparisons"]
+
+#: Known formats and the columns that identify them, in detection order.
+FORMATS: dict[str, tuple[str, ...]] = {
+    "canonical": ("player_a", "player_b", "outcome"),
+    "mt_bench": ("model_1", "model_2", "g1_winner", "g2_winner"),
+    "arena": ("model_a", "model_b", "winner"),
+    "alpaca_eval": ("generator_1", "generator_2", "preference"),
+    "alpaca_eval_csv": ("model_dir|generator_2", "instruction_id", "preference"),
+    "left_right": ("left", "right", "winner"),
+    "columns": ("any, mapped with columns=",),
+}
+
+_SUFFIXES = {".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".gz"}
+_SELF = "a player compared with itself (dropped because self_comparisons='drop')"
+
+
+def _has(columns: Sequence[str], spec: str) -> bool:
+    return any(alt in columns for alt in spec.split("|"))
+
+
+def detect_format(columns: Sequence[str], *, source: str = "<data>") -> str:
+    """Name the format whose identifying columns are all present.
+
+    Raises
+    ------
+    ValueError
+        If no known format matches; the message lists the columns found and what each
+        format needs.
+    """
+    columns = [c for c in columns if c != LINE]
+    for name, needed in FORMATS.items():
+        if name != "columns" and all(_has(columns, spec) for spec in needed):
+            return name
+    known = "; ".join(f"{n} ({', '.join(c)})" for n, c in FORMATS.items() if n != "columns")
+    raise ValueError(
+        f"{source} is in none of the known formats: its columns are {columns}. Known formats "
+        f"(identifying columns): {known}. For another table pass "
+        'columns={"player_a": ..., "player_b": ..., "outcome": ...}.'
+    )
+
+
+def _paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+            if not found:
+                raise ValueError(f"{path} is a directory without any {sorted(_SUFFIXES)} file.")
+            return found
+        return [path]
+    paths = [Path(p) for p in source]
+    if not paths:
+        raise ValueError("read_comparisons got an empty list of sources.")
+    return paths
+
+
+def _convert(raw: pd.DataFrame, fmt: str, *, source: str, path: Path | None,
+             opts: dict[str, Any]) -> Converted:
+    if fmt == "arena":
+        return convert_arena(raw, source=source)
+    if fmt == "mt_bench":
+        return convert_mt_bench(raw, source=source)
+    if fmt == "alpaca_eval":
+        return convert_alpaca_eval(raw, source=source, path=path,
+                                   model_name_from=opts["model_name_from"])
+    if fmt == "alpaca_eval_csv":
+        return convert_alpaca_eval_csv(raw, source=source, path=path, baseline=opts["baseline"],
+                                       judge=opts["judge"])
+    if fmt == "left_right":
+        return convert_left_right(raw, source=source)
+    if fmt == "canonical":
+        return convert_canonical(raw, source=source)
+    return convert_columns(raw, source=source, columns=opts["columns"],
+                           constants=opts["constants"], outcome_map=opts["outcome_map"],
+                           missing_outcome=opts["missing_outcome"])
+
+
+def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
+         opts: dict[str, Any]) -> tuple[str, pd.DataFrame, np.ndarray, list[str]]:
+    if fmt is None:
+        fmt = "columns" if opts["columns"] or opts["constants"] else detect_format(
+            list(raw.columns), source=source)
+    conv = _convert(raw, fmt, source=source, path=path, opts=opts)
+    frame = conv.frame.rename(columns={LINE: "line"})
+    frame["source"] = source
+    if opts["judge"] is not None and "judge" not in frame.columns:
+        frame["judge"] = opts["judge"]
+    drop = conv.drop.copy()
+    same = ((frame["player_a"].astype(str) == frame["player_b"].astype(str))
+            & frame["player_a"].notna()).to_numpy() & pd.isna(drop)
+    if same.any() and opts["self_comparisons"] == "drop":
+        drop[same] = _SELF
+    elif same.any():
+        raise ValueError(
+            f"A player cannot be compared with itself: in {source}, player_a == player_b "
+            f"(e.g. {frame.loc[same, 'player_a'].iloc[0]!r}) {where(same, frame['line'].to_numpy())}. "
+            "Pass self_comparisons='drop' to drop and count such rows."
+        )
+    return fmt, frame, drop, conv.notes
+
+
+def read_comparisons(
+    source: str | Path | Sequence[str | Path] | pd.DataFrame,
+    *,
+    format: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    constants: Mapping[str, object] | None = None,
+    outcome_map: OutcomeMap | None = None,
+    missing_outcome: str = "error",
+    self_comparisons: str = "error",
+    judge: str | None = None,
+    baseline: str | None = None,
+    model_name_from: str = "generator_2",
+) -> ReadResult:
+    """Read pairwise judgments into the canonical comparisons frame, with a report.
+
+    Parameters
+    ----------
+    source : path, sequence of paths, directory or pandas.DataFrame
+        A CSV/TSV, JSON Lines, JSON (list of records) or Parquet file; several files (read in
+        order and concatenated); a directory (every such file below it, sorted); or a
+        DataFrame. The container is recognised from the content.
+    format : str, optional
+        One of :data:`FORMATS`: ``"arena"``, ``"mt_bench"``, ``"alpaca_eval"``,
+        ``"alpaca_eval_csv"``, ``"left_right"``, ``"canonical"``, ``"columns"``. Detected from
+        the columns when omitted (``"columns"`` when ``columns``/``constants`` are given).
+    columns : mapping, optional
+        ``{canonical name: source column}`` for the ``"columns"`` format.
+    constants : mapping, optional
+        ``{canonical name: value}`` for columns with a single value (e.g. the baseline).
+    outcome_map : dict or callable, optional
+        Outcome labels to player_a's score (``"columns"`` format); unmapped labels are errors.
+    missing_outcome : {"error", "drop"}
+        What the ``"columns"`` format does with a missing outcome.
+    self_comparisons : {"error", "drop"}
+        A row whose two players are the same is an error, or dropped and counted.
+    judge : str, optional
+        Judge name for sources without a judge column (e.g. LLMFAO's GPT-4 file).
+    baseline : str, optional
+        Baseline of a derived AlpacaEval CSV (default: from its file name).
+    model_name_from : {"generator_2", "directory"}
+        How raw AlpacaEval annotations name the model (see :mod:`evalkit.io.alpaca_eval`).
+
+    Returns
+    -------
+    ReadResult
+        ``frame``: validated canonical frame (see :mod:`evalkit.io.schema`) with ``source``
+        and ``line`` on every row; ``report``: a :class:`~evalkit.io.report.ReadReport`.
+
+    Raises
+    ------
+    ValueError
+        For an empty or unparsable file, a file in none of the formats, a missing column,
+        an unknown outcome label, a self-comparison (unless dropped) or an invalid row; the
+        message names the file, the line, the column, what was found and what is allowed.
+    """
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
+    if self_comparisons not in ("error", "drop"):
+        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
+    opts = dict(columns=columns, constants=constants, outcome_map=outcome_map,
+                missing_outcome=missing_outcome, self_comparisons=self_comparisons,
+                judge=judge, baseline=baseline, model_name_from=model_name_from)
+    parts = []
+    if isinstance(source, pd.DataFrame):
+        if len(source) == 0:
+            raise ValueError("The DataFrame passed to read_comparisons has no rows.")
+        raw = source.reset_index(drop=True).copy()
+        raw[LINE] = np.arange(1, len(raw) + 1)
+        parts.append((raw, "<DataFrame>", None))
+    else:
+        for path in _paths(source):
+            raw, _ = load_records(path)
+            parts.append((raw, str(path), path))
+    formats, frames, drops, notes, kept = [], [], [], [], []
+    for raw, name, path in parts:
+        fmt, frame, drop, file_notes = _one(raw, source=name, path=path, fmt=format, opts=opts)
+        keep = pd.isna(drop)
+        if not keep.any():
+            reasons = pd.Series(drop).value_counts().to_dict()
+            raise ValueError(f"All {len(frame)} rows of {name} were dropped: {reasons}.")
+        kept.append(validate_comparisons(frame.loc[keep], source=name))
+        formats.append(fmt)
+        frames.append(frame)
+        drops.append(drop)
+        notes += file_notes
+    full = pd.concat(frames, ignore_index=True)
+    drop = np.concatenate(drops)
+    if any(f.startswith("alpaca_eval") for f in formats):
+        notes += alpaca_eval_notes(full)
+    out = validate_comparisons(pd.concat(kept, ignore_index=True), source=", ".join(p[1] for p in parts))
+    dropped = pd.Series(drop[~pd.isna(drop)], dtype=object).value_counts()
+    report = ReadReport(
+        source=", ".join(p[1] for p in parts),
+        format="+".join(dict.fromkeys(formats)),
+        rows_read=len(full),
+        rows_kept=len(out),
+        dropped={str(k): int(v) for k, v in dropped.items()},
+        notes=tuple(dict.fromkeys(notes)),
+    )
+    return ReadResult(out, report)

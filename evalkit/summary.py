@@ -1,0 +1,160 @@
+"""Per-model summary of a comparisons frame: wins, losses, ties and win rate with its SE.
+
+Two definitions:
+
+* :func:`summarize` -- every model over all its games, whoever the opponent. A model's
+  score in a game is ``outcome`` when it is ``player_a`` and ``1 - outcome`` when it is
+  ``player_b``; a win is a score above 0.5, a loss below, a tie exactly 0.5 (continuous
+  outcomes are counted by the side of 0.5 they fall on, as AlpacaEval does). ``win_rate`` is
+  the weighted mean score (ties count half) and ``standard_error`` its standard error,
+  ``sd / sqrt(n)`` with the ``n - 1`` sample SD (``scipy.stats.sem`` for unit weights; weights
+  act as frequency weights).
+* :func:`alpaca_eval_summary` -- AlpacaEval's leaderboard columns against one baseline,
+  with AlpacaEval's definitions: ``x`` = the model's score against the baseline,
+  ``win_rate = 100 * mean(x)``, ``standard_error = 100 * sem(x)`` (ddof 1),
+  ``n_wins = #(x > 0.5)``, ``n_wins_base = #(x < 0.5)``, ``n_draws = #(x == 0.5)``,
+  ``n_total`` = number of annotated games, and ``discrete_win_rate`` (each ``x`` rounded to
+  0 / 0.5 / 1 first, exact draws kept as 0.5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalkit.io.schema import validate_comparisons
+
+__all__ = ["summarize", "alpaca_eval_summary", "infer_baseline"]
+
+
+def _long(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per (game, side): model, opponent, score, weight."""
+    a = frame["player_a"].to_numpy(dtype=object)
+    b = frame["player_b"].to_numpy(dtype=object)
+    s = frame["outcome"].to_numpy(dtype=float)
+    w = frame["weight"].to_numpy(dtype=float)
+    return pd.DataFrame(
+        {
+            "model": np.concatenate([a, b]),
+            "opponent": np.concatenate([b, a]),
+            "score": np.concatenate([s, 1.0 - s]),
+            "weight": np.concatenate([w, w]),
+        }
+    )
+
+
+def _maybe_int(values: pd.Series) -> pd.Series:
+    v = values.to_numpy(dtype=float)
+    return values.astype(np.int64) if np.all(v == np.round(v)) else values
+
+
+def summarize(frame: pd.DataFrame) -> pd.DataFrame:
+    """Wins, losses, ties, n, win rate and its standard error for every model.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A comparisons frame (validated on entry; see :mod:`evalkit.io.schema`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per model, sorted by ``win_rate`` (descending) then name, with columns
+        ``model, n, wins, losses, ties, win_rate, standard_error, opponents``. ``n`` and the
+        counts are sums of weights (integers when the weights are); ``win_rate`` is in
+        [0, 1] with ties as half; ``standard_error`` is NaN for a model with one game.
+    """
+    frame = validate_comparisons(frame)
+    long = _long(frame)
+    w, s = long["weight"], long["score"]
+    long = long.assign(
+        ws=w * s, win=w * (s > 0.5), loss=w * (s < 0.5), tie=w * (s == 0.5)
+    )
+    g = long.groupby("model", sort=True)
+    out = g[["weight", "win", "loss", "tie", "ws"]].sum()
+    out["win_rate"] = out["ws"] / out["weight"]
+    dev = long["weight"] * (long["score"] - long["model"].map(out["win_rate"])) ** 2
+    n = out["weight"]
+    var = dev.groupby(long["model"]).sum() / (n - 1)
+    out["standard_error"] = np.sqrt(var / n).where(n > 1)
+    out["opponents"] = g["opponent"].nunique()
+    out = out.rename(columns={"weight": "n", "win": "wins", "loss": "losses", "tie": "ties"})
+    for col in ("n", "wins", "losses", "ties"):
+        out[col] = _maybe_int(out[col])
+    out = out.reset_index()[
+        ["model", "n", "wins", "losses", "ties", "win_rate", "standard_error", "opponents"]
+    ]
+    return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
+
+
+def infer_baseline(frame: pd.DataFrame) -> str:
+    """The baseline of an AlpacaEval-style frame: the only ``player_b``.
+
+    Raises
+    ------
+    ValueError
+        If ``player_b`` holds several models (pass ``baseline=`` then).
+    """
+    bases = pd.unique(frame["player_b"])
+    if len(bases) != 1:
+        shown = ", ".join(map(repr, bases[:5]))
+        raise ValueError(
+            f"Cannot infer the baseline: 'player_b' holds {len(bases)} models ({shown}...). "
+            "Pass baseline='<model>'."
+        )
+    return str(bases[0])
+
+
+def alpaca_eval_summary(frame: pd.DataFrame, *, baseline: str | None = None) -> pd.DataFrame:
+    """AlpacaEval's leaderboard statistics of every model against ``baseline``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Comparisons with unit weights; games between ``baseline`` and a model are used
+        (either side; the model's score is taken), all others are ignored.
+    baseline : str, optional
+        The reference model (default: the only ``player_b`` in ``frame``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``model`` and sorted by ``win_rate`` (descending): ``win_rate``,
+        ``standard_error`` (both in percent), ``n_wins``, ``n_wins_base``, ``n_draws``,
+        ``n_total``, ``discrete_win_rate`` -- the definitions in the module docstring, which
+        reproduce AlpacaEval's published leaderboards.
+
+    Raises
+    ------
+    ValueError
+        If the baseline cannot be inferred, plays no game, or a weight is not 1.
+    """
+    frame = validate_comparisons(frame)
+    baseline = infer_baseline(frame) if baseline is None else str(baseline)
+    w = frame["weight"].to_numpy()
+    if np.any(w != 1.0):
+        raise ValueError(
+            "AlpacaEval statistics are unweighted; the 'weight' column must be 1 everywhere. "
+            f"Got {int(np.sum(w != 1.0))} rows with another weight."
+        )
+    as_a = frame["player_b"] == baseline
+    as_b = frame["player_a"] == baseline
+    if not (as_a | as_b).any():
+        raise ValueError(f"The baseline {baseline!r} plays no game in the frame.")
+    model = pd.concat([frame.loc[as_a, "player_a"], frame.loc[as_b, "player_b"]])
+    x = pd.concat([frame.loc[as_a, "outcome"], 1.0 - frame.loc[as_b, "outcome"]])
+    x = pd.Series(x.to_numpy(dtype=float), index=pd.Index(model.to_numpy(), name="model"))
+    discrete = pd.Series(np.where(x == 0.5, 0.5, np.round(x.to_numpy())), index=x.index)
+    g = x.groupby(level="model")
+    out = pd.DataFrame(
+        {
+            "win_rate": 100.0 * g.mean(),
+            "standard_error": 100.0 * g.sem(ddof=1),
+            "n_wins": (x > 0.5).groupby(level="model").sum(),
+            "n_wins_base": (x < 0.5).groupby(level="model").sum(),
+            "n_draws": (x == 0.5).groupby(level="model").sum(),
+            "n_total": g.size(),
+            "discrete_win_rate": 100.0 * discrete.groupby(level="model").mean(),
+        }
+    )
+    return out.sort_values(["win_rate"], ascending=False, kind="stable")
