@@ -59,7 +59,7 @@ def map_labels(
     out = values.map(mapping)
     bad = out.isna().to_numpy()
     if skip is not None:
-        bad &= ~skip
+        bad = bad & ~skip
     if bad.any():
         allowed = ", ".join(repr(k) for k in mapping)
         raise ValueError(
