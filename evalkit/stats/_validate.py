@@ -89,7 +89,7 @@ def check_pvalues(pvalues: ArrayLike, *, name: str = "pvalues") -> np.ndarray:
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
         raise ValueError(
-            f"{name} must lie in [0, 1]; got {p[first]!r} at position {first} "
+            f"{name} must lie in [0, 1]; got {float(p[first])!r} at position {first} "
             f"({int(bad.sum())} values outside [0, 1] or NaN)."
         )
     return p

@@ -71,7 +71,7 @@ def mean_se(
     codes = None if clusters is None else _cluster_codes(clusters, v.size)
     se, df, g = _se(v, codes)
     if se == 0.0 and codes is None:
-        raise ValueError(f"All {v.size} values equal {v[0]!r} (zero variance): the standard error is 0 "
+        raise ValueError(f"All {v.size} values equal {float(v[0])!r} (zero variance): the standard error is 0 "
                          "and a t interval is meaningless; report the constant instead.")
     mean = float(v.mean())
     details: dict[str, float | int] = {"sd": float(v.std(ddof=1))}
@@ -119,7 +119,7 @@ def paired_difference(
     codes = None if clusters is None else _cluster_codes(clusters, d.size)
     se, df, g = _se(d, codes)
     if se == 0.0:
-        raise ValueError(f"All {d.size} paired differences equal {d[0]!r} (zero variance); "
+        raise ValueError(f"All {d.size} paired differences equal {float(d[0])!r} (zero variance); "
                          "the standard error of the difference is 0.")
     se_unpaired = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
     corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")

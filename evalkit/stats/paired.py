@@ -132,8 +132,9 @@ def _as_pass_fail(v: ArrayLike, name: str) -> np.ndarray:
     bad = ~np.isin(num, (0.0, 1.0))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
+        shown = arr[first].item() if isinstance(arr[first], np.generic) else arr[first]
         raise ValueError(
-            f"{name} must be pass/fail (bool or 0/1); got {arr[first]!r} at position {first} "
+            f"{name} must be pass/fail (bool or 0/1); got {shown!r} at position {first} "
             f"({int(bad.sum())} values not 0/1)."
         )
     return num == 1.0

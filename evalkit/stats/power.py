@@ -64,11 +64,14 @@ def ttest_power(
     nc = effect_size * factor
     if alternative == "two-sided":
         crit = stats.t.ppf(1 - alpha / 2, df)
-        return float(stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc))
-    crit = stats.t.ppf(1 - alpha, df)
-    if alternative == "greater":
-        return float(stats.nct.sf(crit, df, nc))
-    return float(stats.nct.cdf(-crit, df, nc))
+        power = stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc)
+    else:
+        crit = stats.t.ppf(1 - alpha, df)
+        power = stats.nct.sf(crit, df, nc) if alternative == "greater" else stats.nct.cdf(-crit, df, nc)
+    if np.isnan(power):  # scipy's noncentral t fails far in the tail, where the power is 1 or 0
+        q = stats.norm.ppf(1 - alpha / (2 if alternative == "two-sided" else 1))
+        power = stats.norm.cdf(-nc - q if alternative == "less" else nc - q)
+    return float(power)
 
 
 def minimum_detectable_effect(
@@ -88,7 +91,7 @@ def minimum_detectable_effect(
     def f(d: float) -> float:
         return ttest_power(sign * d, nobs, alpha=alpha, alternative=alternative, design=design, ratio=ratio) - power
 
-    return float(optimize.brentq(f, 1e-9, 100.0, xtol=1e-12))
+    return float(optimize.brentq(f, 1e-9, 50.0, xtol=1e-12))
 
 
 def ttest_sample_size(

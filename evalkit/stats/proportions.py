@@ -94,7 +94,7 @@ def pass_rate(
     bad = ~np.isin(arr, (0.0, 1.0))
     if bad.any():
         raise ValueError(
-            f"passed must be 0/1 or bool; got {arr[np.flatnonzero(bad)[0]]!r} in {int(bad.sum())} values."
+            f"passed must be 0/1 or bool; got {float(arr[np.flatnonzero(bad)[0]])!r} in {int(bad.sum())} values."
         )
     if arr.size == 0:
         raise ValueError("passed is empty; a pass rate needs at least one item.")
@@ -159,7 +159,7 @@ def win_rate_from_outcomes(
     bad = ~np.isin(o, (0.0, 0.5, 1.0))
     if bad.any():
         raise ValueError(
-            f"outcomes must be 0, 0.5 or 1; got {o[np.flatnonzero(bad)[0]]!r} in {int(bad.sum())} values "
+            f"outcomes must be 0, 0.5 or 1; got {float(o[np.flatnonzero(bad)[0]])!r} in {int(bad.sum())} values "
             "(use evalkit.stats.mean_se for continuous scores)."
         )
     return win_rate(int((o == 1).sum()), int((o == 0).sum()), int((o == 0.5).sum()),

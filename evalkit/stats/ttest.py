@@ -206,7 +206,7 @@ def paired_ttest(
     sd = float(d.std(ddof=1))
     if sd == 0.0:
         raise ValueError(
-            f"All {n} paired differences equal {d[0]!r} (zero variance): the paired t statistic "
+            f"All {n} paired differences equal {float(d[0])!r} (zero variance): the paired t statistic "
             "is undefined. Use sign_test or a permutation test."
         )
     mean = float(d.mean())

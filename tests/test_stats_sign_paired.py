@@ -1,0 +1,155 @@
+"""Sign test, Wilcoxon, McNemar, permutation test and paired bootstrap pinned to scipy/statsmodels."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.descriptivestats import sign_test as sm_sign_test
+
+from evalkit.stats import (
+    mcnemar_test,
+    paired_bootstrap,
+    permutation_test,
+    sign_test,
+    sign_test_from_counts,
+    wilcoxon_test,
+)
+
+# Seed 002: twelve task means, round-2 model beats base on 8, loses 3, ties 1.
+D12 = np.array([0.4, 0.9, 0.1, 1.2, 0.3, -0.2, 0.6, 0.0, -0.5, 0.8, 0.2, -0.1])
+A = np.array([0.61, 0.44, 0.72, 0.55, 0.39, 0.80, 0.47, 0.66, 0.52, 0.58])
+B = np.array([0.52, 0.47, 0.60, 0.49, 0.41, 0.71, 0.40, 0.60, 0.55, 0.50])
+DZ = np.array([0.5, -0.2, 0.0, 1.1, 0.3, 0.0, 0.7, -0.4, 0.9, 0.2, 0.6, 0.0])
+
+
+def test_seed002_sign_test_and_tie_policies():
+    r = sign_test(D12)
+    # scipy.stats.binomtest(8, 11).pvalue -> 0.2265625 (seed 002: p = 0.2266)
+    assert r.pvalue == 0.2265625
+    assert (r.wins, r.losses, r.ties, r.n, r.statistic) == (8, 3, 1, 11, 8)
+    assert "1 tied pairs dropped" in r.handling
+    # tie as a loss: scipy.stats.binomtest(8, 12).pvalue -> 0.3876953125
+    assert sign_test(D12, ties="loss").pvalue == 0.3876953125
+    # tie as a win: scipy.stats.binomtest(9, 12).pvalue -> 0.14599609375
+    assert sign_test(D12, ties="win").pvalue == pytest.approx(0.14599609375, rel=1e-12)
+    # scipy.stats.binomtest(8, 11).proportion_ci(method='exact') -> (0.3902574404275788, 0.9397822658272428)
+    assert r.confidence_interval() == pytest.approx((0.3902574404275788, 0.9397822658272428), rel=1e-10)
+
+
+def test_sign_test_equals_statsmodels_but_reports_counts():
+    # statsmodels sign_test(D12) -> (M = (8 - 3)/2 = 2.5, p) and drops the zero silently
+    m, p = sm_sign_test(D12)
+    r = sign_test(D12)
+    assert m == (r.wins - r.losses) / 2
+    assert r.pvalue == pytest.approx(p, rel=1e-12)
+
+
+def test_sign_test_one_sided():
+    # scipy.stats.binomtest(8, 11, alternative='greater').pvalue -> 0.11328125
+    assert sign_test(D12, alternative="greater").pvalue == pytest.approx(0.11328125, rel=1e-12)
+    assert sign_test_from_counts(8, 3, 1, alternative="less").pvalue == pytest.approx(
+        stats.binomtest(8, 11, alternative="less").pvalue, rel=1e-12)
+
+
+def test_sign_test_bad_inputs():
+    with pytest.raises(ValueError, match="All 4 pairs are ties"):
+        sign_test([1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="ties"):
+        sign_test(D12, ties="half")
+    with pytest.raises(ValueError, match="same length"):
+        sign_test([1.0, 2.0, 3.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="at least 2"):
+        sign_test([1.0])
+    with pytest.raises(ValueError, match="non-negative integer"):
+        sign_test_from_counts(2.5, 3)
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "pratt", "zsplit"])
+def test_wilcoxon_matches_scipy_and_names_zero_method(zero_method):
+    r = wilcoxon_test(DZ, zero_method=zero_method)
+    ref = stats.wilcoxon(DZ, zero_method=zero_method)
+    assert r.statistic == ref.statistic and r.pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+    assert zero_method in r.handling and "3 zero differences" in r.handling
+
+
+def test_wilcoxon_pinned_values_and_effect_size():
+    r = wilcoxon_test(A, B)
+    # scipy.stats.wilcoxon(A - B) -> statistic 6.0, pvalue 0.025390625 (exact)
+    assert r.statistic == 6.0 and r.pvalue == 0.025390625
+    # rank-biserial = (W+ - W-)/(n(n+1)/2): W- = 6, W+ = 55 - 6 = 49 -> 43/55
+    assert r.effect_size == pytest.approx(43 / 55)
+    d = A - B
+    i, j = np.triu_indices(d.size)
+    assert r.estimate == pytest.approx(np.median((d[i] + d[j]) / 2))
+
+
+def test_wilcoxon_interval_inverts_the_scipy_test():
+    # Hodges-Lehmann interval: shifts inside it are not rejected by scipy's exact test at 5 %,
+    # shifts just outside are.
+    d = A - B
+    lo, hi = wilcoxon_test(d).confidence_interval(0.95)
+    assert lo < np.median(d) < hi
+    for mu in np.linspace(lo + 1e-6, hi - 1e-6, 7):
+        assert stats.wilcoxon(d - mu, method="exact").pvalue > 0.05
+    for mu in (lo - 1e-3, hi + 1e-3):
+        assert stats.wilcoxon(d - mu, method="exact").pvalue <= 0.05
+
+
+def test_wilcoxon_all_zero_is_an_error():
+    with pytest.raises(ValueError, match="All 3 paired differences are zero"):
+        wilcoxon_test([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+
+
+def test_mcnemar_matches_statsmodels():
+    # 66 items: both pass 30, only x passes 12, only y passes 4, both fail 20
+    x = np.array([1] * 30 + [1] * 12 + [0] * 4 + [0] * 20)
+    y = np.array([1] * 30 + [0] * 12 + [1] * 4 + [0] * 20)
+    r = mcnemar_test(x, y)
+    # statsmodels mcnemar([[30, 12], [4, 20]], exact=True).pvalue -> 0.076812744140625
+    assert r.pvalue == pytest.approx(0.076812744140625, rel=1e-12)
+    assert r.estimate == pytest.approx((12 - 4) / 66) and r.effect_size == 3.0
+    c = mcnemar_test(x, y, exact=False)
+    # statsmodels mcnemar([[30, 12], [4, 20]], exact=False, correction=True) -> statistic 3.0625, p 0.08011831372763421
+    assert c.statistic == pytest.approx(3.0625) and c.pvalue == pytest.approx(0.08011831372763421, rel=1e-10)
+    ref = mcnemar([[30, 12], [4, 20]], exact=False, correction=False)
+    assert mcnemar_test(x, y, exact=False, correction=False).pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+    with pytest.raises(ValueError, match="No discordant pairs"):
+        mcnemar_test([1, 0, 1], [1, 0, 1])
+    with pytest.raises(ValueError, match="pass/fail"):
+        mcnemar_test([1, 0, 2], [1, 0, 1])
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_exact_permutation_matches_scipy(alternative):
+    ref = stats.permutation_test((A, B), lambda a, b: np.mean(a - b), permutation_type="samples",
+                                 alternative=alternative, n_resamples=np.inf)
+    r = permutation_test(A, B, alternative=alternative)
+    assert r.details["exact"]
+    assert r.pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+
+
+def test_monte_carlo_permutation_close_to_exact_and_reproducible():
+    d = np.concatenate([A - B, (A - B)[:5]])  # 15 pairs -> 2**15 > 9999: Monte Carlo by default
+    exact = permutation_test(d, n_resamples=2**15)
+    mc1 = permutation_test(d, n_resamples=4000, rng=7)
+    mc2 = permutation_test(d, n_resamples=4000, rng=7)
+    assert exact.details["exact"] and not mc1.details["exact"]
+    assert mc1.pvalue == mc2.pvalue
+    assert abs(mc1.pvalue - exact.pvalue) < 4 * np.sqrt(exact.pvalue / 4000) + 1 / 4000
+
+
+def test_paired_bootstrap_matches_scipy_percentile():
+    rng = np.random.default_rng(3)
+    x = rng.normal(0.6, 0.2, 40)
+    y = x - rng.normal(0.05, 0.1, 40)
+    r = paired_bootstrap(x, y, n_resamples=5000, rng=11)
+    ref = stats.bootstrap((x - y,), np.mean, n_resamples=5000, method="percentile",
+                          rng=np.random.default_rng(11), vectorized=True)
+    lo, hi = r.confidence_interval()
+    # same seed, same index stream (rng.integers(0, n, (B, n))) -> scipy's percentile interval exactly
+    assert lo == pytest.approx(ref.confidence_interval.low, rel=1e-12)
+    assert hi == pytest.approx(ref.confidence_interval.high, rel=1e-12)
+    assert r.details["se"] == pytest.approx(ref.standard_error, rel=1e-12)
+    assert paired_bootstrap(x, y, n_resamples=500, rng=5) == paired_bootstrap(x, y, n_resamples=500, rng=5)
+    # the bootstrap p-value is close to the paired t p-value on near-normal differences
+    assert r.pvalue == pytest.approx(stats.ttest_rel(x, y).pvalue, abs=0.01)
