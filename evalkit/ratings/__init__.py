@@ -1,11 +1,35 @@
 """Bradley–Terry / Elo ratings from pairwise comparisons.
 
 Fits run on aggregated pair counts (:func:`aggregate` -> :class:`PairCounts`), check that
-the ratings exist before fitting, and carry their uncertainty.
+the ratings exist before fitting, and carry their uncertainty (sandwich or inverse-Hessian
+standard errors, seeded bootstrap over comparisons or clusters).
 """
 
+from evalkit.ratings.bootstrap import BTBootstrap, bootstrap_bt
 from evalkit.ratings.bt import BTFit, fit_bt
 from evalkit.ratings.counts import PairCounts, aggregate
+from evalkit.ratings.elo import ELO_SCALE, elo_table, theta_to_elo
 from evalkit.ratings.existence import check_existence
+from evalkit.ratings.leaderboard import LEADERBOARD_COLUMNS, leaderboard
+from evalkit.ratings.online import online_elo
+from evalkit.ratings.tallies import average_win_rate, counting, tallies, win_rate_matrix
 
-__all__ = ["PairCounts", "aggregate", "BTFit", "fit_bt", "check_existence"]
+__all__ = [
+    "PairCounts",
+    "aggregate",
+    "BTFit",
+    "fit_bt",
+    "check_existence",
+    "ELO_SCALE",
+    "theta_to_elo",
+    "elo_table",
+    "BTBootstrap",
+    "bootstrap_bt",
+    "online_elo",
+    "counting",
+    "win_rate_matrix",
+    "average_win_rate",
+    "tallies",
+    "LEADERBOARD_COLUMNS",
+    "leaderboard",
+]

@@ -78,7 +78,9 @@ class BTFit:
         """True when the information has the centring null direction (no prior)."""
         return self.l2 == 0
 
-    def covariance(self, kind: Literal["sandwich", "hessian"] = "sandwich") -> np.ndarray:
+    def covariance(
+        self, kind: Literal["sandwich", "hessian"] = "sandwich", *, ridge: float = 0.0
+    ) -> np.ndarray:
         """Covariance of ``theta`` (centred parametrisation), ``n x n``.
 
         Parameters
@@ -89,10 +91,12 @@ class BTFit:
             misspecified; ``"hessian"``: the model-based inverse information ``H^+``.
             Both assume comparisons are independent; use a cluster bootstrap
             (:func:`evalkit.ratings.bootstrap_bt`) when they are not.
+        ridge : float, default 0.0
+            See :func:`evalkit.ratings.uncertainty.covariance`.
         """
         from evalkit.ratings.uncertainty import covariance
 
-        return covariance(self, kind=kind)
+        return covariance(self, kind=kind, ridge=ridge)
 
     def se(self, kind: Literal["sandwich", "hessian"] = "sandwich") -> np.ndarray:
         """Standard errors of ``theta`` (centred parametrisation)."""
@@ -108,7 +112,9 @@ def bt_data(counts: PairCounts, ties: str) -> tuple[np.ndarray, np.ndarray, np.n
     return counts.i[keep], counts.j[keep], w[keep], lo[keep]
 
 
-def _bt_loglik(theta: np.ndarray, i: np.ndarray, j: np.ndarray, w: np.ndarray, lo: np.ndarray) -> float:
+def _bt_loglik(
+    theta: np.ndarray, i: np.ndarray, j: np.ndarray, w: np.ndarray, lo: np.ndarray
+) -> float:
     d = theta[i] - theta[j]
     return float(np.sum(w * log_expit(d)) + np.sum(lo * log_expit(-d)))
 
@@ -151,7 +157,9 @@ def _newton_bt(
     return theta, it, converged, info
 
 
-def _choix_bt(counts: PairCounts, ties: str, tol: float, max_iter: int) -> tuple[np.ndarray, int, bool]:
+def _choix_bt(
+    counts: PairCounts, ties: str, tol: float, max_iter: int
+) -> tuple[np.ndarray, int, bool]:
     import choix
 
     n = counts.n_players
@@ -159,7 +167,9 @@ def _choix_bt(counts: PairCounts, ties: str, tol: float, max_iter: int) -> tuple
     mat = np.zeros((n, n))
     np.add.at(mat, (i, j), w)
     np.add.at(mat, (j, i), lo)
-    theta = np.asarray(choix.ilsr_pairwise_dense(mat, alpha=0.0, tol=tol, max_iter=max_iter), dtype=float)
+    theta = np.asarray(
+        choix.ilsr_pairwise_dense(mat, alpha=0.0, tol=tol, max_iter=max_iter), dtype=float
+    )
     return theta - theta.mean(), -1, True
 
 
@@ -216,14 +226,18 @@ def fit_bt(
     if not np.isfinite(l2) or l2 < 0:
         raise ValueError(f"'l2' must be a finite number >= 0; got {l2!r}.")
     if not isinstance(counts, PairCounts):
-        raise ValueError(f"'counts' must be a PairCounts (see evalkit.ratings.aggregate); got {type(counts).__name__}.")
+        raise ValueError(
+            f"'counts' must be a PairCounts (see evalkit.ratings.aggregate); got {type(counts).__name__}."
+        )
     n = counts.n_players
     if n < 2 or (check and l2 == 0):
         check_existence(counts, ties=ties)
     if init is not None:
         init = np.asarray(init, dtype=float)
         if init.shape != (n,):
-            raise ValueError(f"'init' must have one value per player ({n}); got shape {init.shape}.")
+            raise ValueError(
+                f"'init' must have one value per player ({n}); got shape {init.shape}."
+            )
     tie_param = None
     if ties == "davidson":
         if solver != "newton":
@@ -236,7 +250,9 @@ def fit_bt(
     else:
         if solver == "choix":
             if l2:
-                raise ValueError("solver='choix' fits maximum likelihood only; use l2=0 or solver='newton'.")
+                raise ValueError(
+                    "solver='choix' fits maximum likelihood only; use l2=0 or solver='newton'."
+                )
             theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
             i, j, w, lo = bt_data(counts, ties)
             p = expit(theta[i] - theta[j])
@@ -260,4 +276,3 @@ def fit_bt(
         information=info,
         counts=counts,
     )
-

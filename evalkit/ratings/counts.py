@@ -109,11 +109,15 @@ class PairCounts:
                     f"got {int(idx[bad][0])} in {int(bad.sum())} entries."
                 )
         if (ii == jj).any():
-            raise ValueError(f"A player cannot be compared with itself: 'i' == 'j' in {int((ii == jj).sum())} entries.")
+            raise ValueError(
+                f"A player cannot be compared with itself: 'i' == 'j' in {int((ii == jj).sum())} entries."
+            )
         for name, arr in (("wins_i", wi), ("wins_j", wj), ("ties", tt)):
             bad = ~np.isfinite(arr) | (arr < 0)
             if bad.any():
-                raise ValueError(f"'{name}' must be finite and >= 0; got {arr[bad][0]!r} in {int(bad.sum())} entries.")
+                raise ValueError(
+                    f"'{name}' must be finite and >= 0; got {arr[bad][0]!r} in {int(bad.sum())} entries."
+                )
         swap = ii > jj
         lo = np.where(swap, jj, ii)
         hi = np.where(swap, ii, jj)
@@ -158,7 +162,9 @@ def _merge(
     )
 
 
-def encode_players(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+def encode_players(
+    player_a: ArrayLike, player_b: ArrayLike
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """Integer codes for two columns of player names, players sorted by name.
 
     Parameters
@@ -176,10 +182,12 @@ def encode_players(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str,
     pb = np.asarray(player_b, dtype=object)
     codes, uniques = pd.factorize(np.concatenate([pa, pb]), sort=True)
     codes = codes.astype(np.int64)
-    return tuple(str(u) for u in uniques), codes[: len(pa)], codes[len(pa):]
+    return tuple(str(u) for u in uniques), codes[: len(pa)], codes[len(pa) :]
 
 
-def split_outcomes(outcome: np.ndarray, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def split_outcomes(
+    outcome: np.ndarray, weight: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-row (win, loss, tie) contributions of player_a: ties are outcomes of 0.5."""
     tie = np.abs(outcome - 0.5) <= _TIE_TOL
     win = np.where(tie, 0.0, outcome * weight)

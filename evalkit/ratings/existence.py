@@ -16,7 +16,13 @@ from scipy.sparse.csgraph import connected_components
 
 from evalkit.ratings.counts import PairCounts
 
-__all__ = ["beat_or_tie_edges", "strong_components", "check_existence"]
+__all__ = [
+    "beat_or_tie_edges",
+    "strong_components",
+    "divergent_models",
+    "exists_batch",
+    "check_existence",
+]
 
 _MAX_NAMES = 8
 
@@ -41,6 +47,53 @@ def strong_components(counts: PairCounts, *, ties: str = "half") -> tuple[int, n
     src, dst = beat_or_tie_edges(counts, ties=ties)
     graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
     return connected_components(graph, directed=True, connection="strong")
+
+
+def divergent_models(counts: PairCounts, *, ties: str = "half") -> tuple[np.ndarray, np.ndarray]:
+    """Models whose maximum-likelihood strength diverges, as index arrays ``(never_lose, never_win)``.
+
+    ``never_lose``: members of strongly connected components that no outside model beat
+    (or tied); ``never_win``: members of components that beat (or tied) no outside model.
+    Both are empty exactly when the ratings exist. A player without comparisons is in both.
+    """
+    n_strong, labels = strong_components(counts, ties=ties)
+    if n_strong == 1:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    src, dst = beat_or_tie_edges(counts, ties=ties)
+    cross = labels[src] != labels[dst]
+    has_out = np.zeros(n_strong, dtype=bool)
+    has_in = np.zeros(n_strong, dtype=bool)
+    has_out[labels[src[cross]]] = True
+    has_in[labels[dst[cross]]] = True
+    never_lose = np.flatnonzero(~has_in[labels])
+    never_win = np.flatnonzero(~has_out[labels])
+    return never_lose, never_win
+
+
+def exists_batch(
+    i: np.ndarray,
+    j: np.ndarray,
+    wins_i: np.ndarray,
+    wins_j: np.ndarray,
+    ties: np.ndarray,
+    n: int,
+    *,
+    tie_edges: bool,
+) -> np.ndarray:
+    """For ``b`` replicates of pair counts (``(b, K)`` arrays), whether each has a finite MLE.
+
+    One strongly-connected-components call on the block-diagonal union of the ``b`` graphs.
+    """
+    b = wins_i.shape[0]
+    tie = ties > 0 if tie_edges else np.zeros(ties.shape, dtype=bool)
+    rf, kf = np.nonzero((wins_i > 0) | tie)
+    rb, kb = np.nonzero((wins_j > 0) | tie)
+    src = np.concatenate([rf * n + i[kf], rb * n + j[kb]])
+    dst = np.concatenate([rf * n + j[kf], rb * n + i[kb]])
+    graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(b * n, b * n)).tocsr()
+    labels = connected_components(graph, directed=True, connection="strong")[1].reshape(b, n)
+    return (labels == labels[:, :1]).all(axis=1)
 
 
 def _names(players: tuple[str, ...], idx: np.ndarray) -> str:
@@ -98,17 +151,10 @@ def check_existence(counts: PairCounts, *, ties: str = "half") -> None:
             f"comparison between them, so their ratings are not on a common scale. Smallest parts: {shown}. "
             f"{remedies}"
         )
-    n_strong, labels = strong_components(counts, ties=ties)
-    if n_strong == 1:
+    never_lose, never_win = divergent_models(counts, ties=ties)
+    if len(never_lose) == 0 and len(never_win) == 0:
         return
-    src, dst = beat_or_tie_edges(counts, ties=ties)
-    cross = labels[src] != labels[dst]
-    has_out = np.zeros(n_strong, dtype=bool)
-    has_in = np.zeros(n_strong, dtype=bool)
-    has_out[labels[src[cross]]] = True
-    has_in[labels[dst[cross]]] = True
-    never_lose = np.flatnonzero(np.isin(labels, np.flatnonzero(~has_in)))
-    never_win = np.flatnonzero(np.isin(labels, np.flatnonzero(~has_out)))
+    n_strong = strong_components(counts, ties=ties)[0]
     tie_note = " or tie" if ties != "drop" else ""
     raise ValueError(
         f"Ratings do not exist (the maximum-likelihood strengths diverge to +/- infinity): "

@@ -56,14 +56,12 @@ def meat(fit: BTFit) -> np.ndarray:
     w = c.wins_i * (1.0 - p) ** 2 + c.wins_j * p**2
     if fit.ties == "half":
         w = w + c.ties * (0.5 - p) ** 2
-    out = laplacian(c.i, c.j, w, n)
-    if fit.l2:
-        # The prior's gradient is not a sum over comparisons; it stays out of the meat.
-        pass
-    return out
+    return laplacian(c.i, c.j, w, n)
 
 
-def covariance(fit: BTFit, *, kind: Literal["sandwich", "hessian"] = "sandwich") -> np.ndarray:
+def covariance(
+    fit: BTFit, *, kind: Literal["sandwich", "hessian"] = "sandwich", ridge: float = 0.0
+) -> np.ndarray:
     """Covariance of the centred strengths ``theta`` of a fit (``n x n``).
 
     Parameters
@@ -71,6 +69,11 @@ def covariance(fit: BTFit, *, kind: Literal["sandwich", "hessian"] = "sandwich")
     fit : BTFit
     kind : {"sandwich", "hessian"}, default "sandwich"
         Robust ``H^+ M H^+`` or model-based ``H^+`` (``H`` the observed information).
+    ridge : float, default 0.0
+        Added to the diagonal of ``H`` before inverting (then a plain inverse is used).
+        0 gives the exact covariance. arena-rank 0.1.1 uses ``ridge = 1e-5 * n_comparisons``
+        "for numerical stability", which narrows its sandwich intervals by ~0.01 Elo on
+        100 comparisons; pass the same value to reproduce its numbers.
 
     Returns
     -------
@@ -80,8 +83,15 @@ def covariance(fit: BTFit, *, kind: Literal["sandwich", "hessian"] = "sandwich")
     """
     if kind not in _KINDS:
         raise ValueError(f"'kind' must be one of {_KINDS}; got {kind!r}.")
+    if not np.isfinite(ridge) or ridge < 0:
+        raise ValueError(f"'ridge' must be a finite number >= 0; got {ridge!r}.")
     n = len(fit.theta)
-    h_inv = pinv_centred(fit.information, n, singular=fit.singular)
+    if ridge:
+        info = fit.information.copy()
+        info[np.diag_indices(n)] += ridge
+        h_inv = np.linalg.inv(info)
+    else:
+        h_inv = pinv_centred(fit.information, n, singular=fit.singular)
     if kind == "hessian":
         cov = h_inv
     else:

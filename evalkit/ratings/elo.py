@@ -1,0 +1,126 @@
+"""Elo scale for Bradley–Terry strengths: centred or anchored, with intervals that say what they are for.
+
+``elo = base + 400 / ln(10) * theta``. *Centred*: the mean rating is ``base`` and each
+interval is for that model's rating relative to the field average. *Anchored*
+(``anchor="model"``): the anchor model is fixed at ``base`` and each interval is for the
+model's **difference with the anchor**, whose variance is
+``Var(theta_k) + Var(theta_a) - 2 Cov(theta_k, theta_a)``; the anchor itself has no
+interval. Shifting the centred intervals instead would silently drop the anchor's own
+uncertainty from everyone else's (a common mistake).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+if TYPE_CHECKING:
+    from evalkit.ratings.bt import BTFit
+
+__all__ = ["ELO_SCALE", "theta_to_elo", "elo_table", "parse_anchor", "interval_label"]
+
+#: Elo points per unit of natural-log strength, 400 / ln(10).
+ELO_SCALE: float = 400.0 / np.log(10.0)
+
+
+def _anchor_index(players: tuple[str, ...], anchor: str) -> int:
+    try:
+        return players.index(str(anchor))
+    except ValueError:
+        shown = list(players[:10]) + (["..."] if len(players) > 10 else [])
+        raise ValueError(
+            f"The anchor model {anchor!r} is not among the rated players {shown}."
+        ) from None
+
+
+def parse_anchor(text: str) -> tuple[str, float]:
+    """Parse ``"MODEL=1000"`` (the CLI's ``--anchor``) into ``("MODEL", 1000.0)``."""
+    model, sep, value = str(text).rpartition("=")
+    try:
+        number = float(value)
+    except ValueError:
+        number = float("nan")
+    if not sep or not model or not np.isfinite(number):
+        raise ValueError(
+            f"'--anchor' must look like MODEL=1000 (a model name, '=', a number); got {text!r}."
+        )
+    return model, number
+
+
+def interval_label(anchor: str | None) -> str:
+    """What an interval is for: ``"centred"`` or ``"difference with <anchor>"``."""
+    return "centred" if anchor is None else f"difference with {anchor}"
+
+
+def theta_to_elo(
+    theta: np.ndarray, players: tuple[str, ...], *, base: float = 1000.0, anchor: str | None = None
+) -> np.ndarray:
+    """Elo ratings ``base + 400/ln(10) * (theta - reference)``.
+
+    ``theta`` may be ``(n,)`` or ``(B, n)`` (bootstrap replicates); the reference is each
+    row's mean (centred) or the anchor's ``theta`` (anchored).
+    """
+    theta = np.asarray(theta, dtype=float)
+    if anchor is None:
+        ref = theta.mean(axis=-1, keepdims=True)
+    else:
+        k = _anchor_index(players, anchor)
+        ref = theta[..., k : k + 1]
+    return base + ELO_SCALE * (theta - ref)
+
+
+def elo_table(
+    fit: BTFit,
+    *,
+    base: float = 1000.0,
+    anchor: str | None = None,
+    se: Literal["sandwich", "hessian"] = "sandwich",
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """Elo ratings of a fit with normal-approximation (Wald) intervals.
+
+    Parameters
+    ----------
+    fit : BTFit
+    base : float, default 1000
+        Mean rating (centred) or the anchor's rating (anchored).
+    anchor : str, optional
+        Model fixed at ``base``; intervals are then for differences with it.
+    se : {"sandwich", "hessian"}, default "sandwich"
+        Robust or model-based standard errors (:meth:`BTFit.covariance`).
+    level : float, default 0.95
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per player in fit order: ``model, theta, elo, se, ci_low, ci_high,
+        interval`` (``se`` in Elo points; ``interval`` says ``"centred"`` or
+        ``"difference with <anchor>"``).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+    cov = fit.covariance(se)
+    n = len(fit.theta)
+    if anchor is None:
+        var = np.diag(cov)
+    else:
+        k = _anchor_index(fit.players, anchor)
+        var = np.diag(cov) + cov[k, k] - 2.0 * cov[:, k]
+        var[k] = 0.0
+    sd = ELO_SCALE * np.sqrt(np.clip(var, 0.0, None))
+    elo = theta_to_elo(fit.theta, fit.players, base=base, anchor=anchor)
+    z = norm.ppf(0.5 + level / 2)
+    return pd.DataFrame(
+        {
+            "model": list(fit.players),
+            "theta": fit.theta,
+            "elo": elo,
+            "se": sd,
+            "ci_low": elo - z * sd,
+            "ci_high": elo + z * sd,
+            "interval": [interval_label(anchor)] * n,
+        }
+    )

@@ -1,0 +1,130 @@
+"""The leaderboard: Bradley–Terry Elo with intervals and the raw tallies, one tidy row per model."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from evalkit._rng import RNGLike
+from evalkit.io.schema import validate_comparisons
+from evalkit.ratings.bootstrap import bootstrap_bt
+from evalkit.ratings.bt import TiesMode, fit_bt
+from evalkit.ratings.counts import aggregate
+from evalkit.ratings.elo import elo_table, interval_label
+from evalkit.ratings.tallies import tallies
+
+__all__ = ["LEADERBOARD_COLUMNS", "leaderboard"]
+
+LEADERBOARD_COLUMNS: tuple[str, ...] = (
+    "rank",
+    "model",
+    "elo",
+    "ci_low",
+    "ci_high",
+    "n",
+    "wins",
+    "losses",
+    "ties",
+    "win_rate",
+)
+_INTERVALS = ("sandwich", "hessian", "bootstrap")
+
+
+def leaderboard(
+    frame: pd.DataFrame,
+    *,
+    ties: TiesMode = "half",
+    l2: float = 0.0,
+    base: float = 1000.0,
+    anchor: str | None = None,
+    interval: Literal["sandwich", "hessian", "bootstrap"] | None = None,
+    level: float = 0.95,
+    n_boot: int = 1000,
+    cluster: str | None = None,
+    rng: RNGLike | None = None,
+) -> pd.DataFrame:
+    """Fit Bradley–Terry and tabulate Elo ratings with intervals, best model first.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Canonical comparisons frame.
+    ties, l2
+        As in :func:`evalkit.ratings.fit_bt`.
+    base : float, default 1000
+        Mean rating, or the anchor's rating when ``anchor`` is given.
+    anchor : str, optional
+        Fix this model at ``base``; intervals are then for differences with it.
+    interval : {"sandwich", "hessian", "bootstrap"}, optional
+        Wald intervals from robust or model-based standard errors, or bootstrap
+        percentiles. Default: ``"bootstrap"`` when ``cluster`` is given, else ``"sandwich"``.
+    level : float, default 0.95
+    n_boot : int, default 1000
+        Bootstrap replicates.
+    cluster : str, optional
+        Column resampled as blocks in the bootstrap (``"item"``, ``"judge"``, ...).
+    rng : int or numpy.random.Generator, optional
+        Required for the bootstrap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`LEADERBOARD_COLUMNS`; ``n``, ``wins``, ``losses``, ``ties`` are
+        weighted counts and ``win_rate`` counts ties as half. ``attrs`` records the method:
+        ``interval`` (e.g. ``"sandwich 95% Wald, centred"``), ``parametrisation``
+        (``"centred"`` / ``"difference with <anchor>"``), ``ties``, ``n_iter``,
+        ``grad_norm``, ``converged``, ``tie_param`` and, for the bootstrap,
+        ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out).
+    """
+    if interval is None:
+        interval = "bootstrap" if cluster is not None else "sandwich"
+    if interval not in _INTERVALS:
+        raise ValueError(f"'interval' must be one of {_INTERVALS}; got {interval!r}.")
+    if cluster is not None and interval != "bootstrap":
+        raise ValueError(
+            f"'cluster' needs interval='bootstrap' (got {interval!r}): sandwich and Hessian intervals "
+            "here treat comparisons as independent."
+        )
+    frame = validate_comparisons(frame)
+    fit = fit_bt(aggregate(frame, validate=False), ties=ties, l2=l2)
+    table = elo_table(
+        fit,
+        base=base,
+        anchor=anchor,
+        se="hessian" if interval == "hessian" else "sandwich",
+        level=level,
+    )
+    label = interval_label(anchor)
+    attrs = {
+        "parametrisation": label,
+        "ties": ties,
+        "n_iter": fit.n_iter,
+        "grad_norm": fit.grad_norm,
+        "converged": fit.converged,
+        "tie_param": fit.tie_param,
+        "level": level,
+    }
+    if interval == "bootstrap":
+        if rng is None:
+            raise ValueError(
+                "interval='bootstrap' needs a seed: pass rng=<int> (evalkit never uses a global seed)."
+            )
+        boot = bootstrap_bt(frame, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit)
+        lo, hi = boot.confidence_interval(level, base=base, anchor=anchor)
+        table["ci_low"], table["ci_high"] = lo, hi
+        unit = "comparisons" if cluster is None else f"clusters of {cluster!r}"
+        attrs["interval"] = f"bootstrap {level:.0%} percentile over {unit}, {label}"
+        attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
+    else:
+        attrs["interval"] = f"{interval} {level:.0%} Wald, {label}"
+    counts = tallies(fit.counts)
+    out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
+    out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    out = out[list(LEADERBOARD_COLUMNS)]
+    out.attrs.update(attrs)
+    return out
