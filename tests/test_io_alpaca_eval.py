@@ -98,7 +98,7 @@ def _write_raw_tree(derived: pd.DataFrame, root: Path) -> None:
                 "preference": (None if k % 2 else float("nan")) if np.isnan(p)
                 else (int(p) if p in (0.0, 1.0, 2.0) else float(p)),
             }
-            for k, (iid, gen, p) in enumerate(zip(rows["instruction_id"], rows["generator_2"], pref))
+            for k, (iid, gen, p) in enumerate(zip(rows["instruction_id"], rows["generator_2"], pref, strict=True))
         ]
         out = root / "results" / model_dir / annotator
         out.mkdir(parents=True)

@@ -24,7 +24,7 @@ LLMFAO_FILES = ["crowd-comparisons.csv", "gpt4-comparisons.csv", "gpt3-compariso
 def direct_counts(raw: pd.DataFrame) -> pd.DataFrame:
     """wins/losses/ties/n per model straight from left/right/winner (pandas only)."""
     sides = []
-    for me, other, win in (("left", "right", "left"), ("right", "left", "right")):
+    for me, win in (("left", "left"), ("right", "right")):
         lose = "right" if win == "left" else "left"
         sides.append(pd.DataFrame({
             "model": raw[me].astype(str),
