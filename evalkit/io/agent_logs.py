@@ -1,0 +1,357 @@
+"""Readers that turn real agent logs into the session table, accumulating the budget themselves.
+
+Every reader returns the table of :mod:`evalkit.io.traces` (``system, task, session, budget,
+score``) and takes an explicit budget unit, because on cached runs they differ twentyfold:
+
+=================  ===========================================================================
+``budget=``        meaning
+=================  ===========================================================================
+``"tokens"``       input + output tokens as logged (note: Anthropic's ``input_tokens`` exclude
+                   cache reads/writes, OpenAI's include cache reads)
+``"tokens_total"`` every token processed, including cache reads and writes (``total_tokens``)
+``"cost"``         money, where the log records it
+``"time"``         working (wall-clock minus waiting) seconds since the session started
+=================  ===========================================================================
+
+A unit the log does not record raises a ValueError naming the units it does record.
+Sessions without a scored submission are left out with a warning that counts them.
+
+Formats: Inspect AI logs (``.json`` and the zipped ``.eval``; one session per sample and
+epoch, the task is ``<eval task>/<sample id>``, budget summed over model calls outside
+scorers), SWE-agent trajectories (``.traj``; ``model_stats`` totals, the score comes from the
+separate SWE-bench report), and a generic JSONL event stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+import zipfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalkit.io.traces import validate_traces
+
+__all__ = ["BUDGET_UNITS", "read_inspect_log", "read_swe_agent_traj", "read_event_stream", "read_agent_logs"]
+
+BUDGET_UNITS: tuple[str, ...] = ("tokens", "tokens_total", "cost", "time")
+_GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+
+
+def _check_unit(budget: str) -> None:
+    if budget not in BUDGET_UNITS:
+        raise ValueError(f"budget must be one of {BUDGET_UNITS}; got {budget!r}.")
+
+
+def _score_value(value: object, where: str) -> float:
+    """Inspect score values: C/I/P/N grades, numbers or booleans."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        if value in _GRADES:
+            return _GRADES[value]
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError(
+        f"Cannot read the score {value!r} {where} as a number; allowed: numbers, booleans or "
+        f"the grades {sorted(_GRADES)} (C=1, P=0.5, I=N=0)."
+    )
+
+
+def _usage_amount(usage: Mapping, budget: str, where: str) -> float:
+    if budget == "tokens":
+        return float(usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
+    if budget == "tokens_total":
+        if "total_tokens" in usage:
+            return float(usage["total_tokens"])
+        return float(sum(usage.get(k, 0) for k in ("input_tokens", "output_tokens",
+                                                    "input_tokens_cache_read", "input_tokens_cache_write")))
+    for key in ("total_cost", "cost"):
+        if usage.get(key) is not None:
+            return float(usage[key])
+    raise ValueError(
+        f"The log records no cost {where}; its usage has {sorted(usage)}. "
+        "Use budget='tokens', 'tokens_total' or 'time'."
+    )
+
+
+def _inspect_samples(path: Path) -> Iterator[tuple[dict, dict]]:
+    """Yield (eval header, sample) pairs from a ``.json`` or zipped ``.eval`` Inspect log."""
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as z:
+            header = json.loads(z.read("header.json"))
+            names = sorted(n for n in z.namelist() if n.startswith("samples/") and n.endswith(".json"))
+            for n in names:
+                yield header["eval"], json.loads(z.read(n))
+        return
+    with open(path, encoding="utf-8") as fh:
+        log = json.load(fh)
+    if "eval" not in log:
+        raise ValueError(f"{path.name} is not an Inspect AI log (no 'eval' header).")
+    for sample in log.get("samples") or []:
+        yield log["eval"], sample
+
+
+def _inspect_session(sample: dict, budget: str, scorer: str | None, include_scorer: bool,
+                     where: str) -> tuple[list[tuple[float, float]], str]:
+    """Submissions (budget, score) of one sample and the scorer used."""
+    scores = sample.get("scores") or {}
+    if scorer is None and scores:
+        scorer = next(iter(scores))
+    span_type: dict[str, str] = {}
+    spent, subs = 0.0, []
+    for ev in sample.get("events") or []:
+        kind = ev.get("event")
+        if kind == "span_begin":
+            span_type[ev.get("id")] = ev.get("type") or ""
+            continue
+        in_scorer = span_type.get(ev.get("span_id"), "") in ("scorer", "scorers")
+        if kind == "model" and (include_scorer or not in_scorer):
+            if budget == "time":
+                spent = max(spent, float(ev.get("working_start", 0.0)) + float(ev.get("working_time") or 0.0))
+            else:
+                usage = (ev.get("output") or {}).get("usage") or {}
+                spent += _usage_amount(usage, budget, where)
+        elif kind == "score":
+            sc = ev.get("score") or {}
+            if ev.get("intermediate"):
+                subs.append((spent, _score_value(sc.get("value"), where)))
+    if scorer is not None and scorer in scores:
+        subs.append((spent, _score_value(scores[scorer].get("value"), f"{where} (scorer {scorer!r})")))
+    elif scores and scorer is not None:
+        raise ValueError(f"No scorer {scorer!r} {where}; the sample has {sorted(scores)}.")
+    return subs, scorer or ""
+
+
+def read_inspect_log(
+    path: str | os.PathLike[str],
+    *,
+    budget: str = "tokens",
+    scorer: str | None = None,
+    system: str | None = None,
+    include_scorer: bool = False,
+) -> pd.DataFrame:
+    """Read an Inspect AI log (``.json`` or zipped ``.eval``) into a session table.
+
+    Parameters
+    ----------
+    path : path
+    budget : {"tokens", "tokens_total", "cost", "time"}
+        Budget unit (see the module table); ``"time"`` is the working time at the end of the
+        last model call.
+    scorer : str, optional
+        Which scorer's value is the score (default: the sample's first scorer).
+    system : str, optional
+        System name (default: the eval's model).
+    include_scorer : bool
+        Count model calls made by scorers (model-graded scoring) in the budget. Default
+        False: the budget is what the agent spent.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per submission: intermediate score events at the budget spent so far, and
+        the final score at the budget spent by the end. ``task`` is ``<eval task>/<sample
+        id>``, ``session`` is ``<file stem>:<epoch>``.
+    """
+    _check_unit(budget)
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"No such file: {str(path)!r}.")
+    rows, unscored = [], []
+    for ev, sample in _inspect_samples(path):
+        task = f"{ev.get('task')}/{sample.get('id')}"
+        session = f"{path.stem}:{sample.get('epoch', 1)}"
+        where = f"in sample {sample.get('id')!r} epoch {sample.get('epoch')} of {path.name}"
+        subs, _ = _inspect_session(sample, budget, scorer, include_scorer, where)
+        if not subs:
+            unscored.append(f"{task}#{sample.get('epoch')}")
+        for b, s in subs:
+            rows.append((system or ev.get("model"), task, session, b, s))
+    return _finish(rows, unscored, path.name)
+
+
+def _finish(rows: list[tuple], unscored: list[str], source: str, line: list | None = None) -> pd.DataFrame:
+    if unscored:
+        shown = ", ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
+        warnings.warn(f"{len(unscored)} session(s) in {source} have no scored submission and are left out ({shown}).",
+                      UserWarning, stacklevel=3)
+    if not rows:
+        raise ValueError(f"{source} has no scored submission.")
+    frame = pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"])
+    frame["source"] = source
+    if line is not None:
+        frame["line"] = line
+    return validate_traces(frame, source=source)
+
+
+def read_swe_agent_traj(
+    path: str | os.PathLike[str],
+    *,
+    budget: str = "tokens",
+    resolved: bool | float | Mapping[str, bool] | None = None,
+    system: str | None = None,
+    session: str = "0",
+) -> pd.DataFrame:
+    """Read a SWE-agent trajectory (``.traj``): one submission at the session's total budget.
+
+    Parameters
+    ----------
+    path : path
+    budget : {"tokens", "cost"}
+        ``tokens_sent + tokens_received`` or ``instance_cost`` from ``info.model_stats``;
+        SWE-agent logs neither cache tokens nor time.
+    resolved : bool, float or mapping
+        The score: SWE-agent does not know whether its patch resolves the issue (that is
+        in the SWE-bench report). A value, or a mapping instance id -> resolved.
+    system : str, optional
+        Default: the name of the folder holding the file (SWE-agent names it after the run).
+    session : str
+        Session id (default ``"0"``).
+    """
+    _check_unit(budget)
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(f"No such file: {str(path)!r}.")
+    with open(path, encoding="utf-8") as fh:
+        traj = json.load(fh)
+    stats = (traj.get("info") or {}).get("model_stats")
+    if not stats:
+        raise ValueError(f"{path.name} has no info.model_stats; is it a SWE-agent trajectory?")
+    if budget == "tokens":
+        spent = float(stats["tokens_sent"]) + float(stats["tokens_received"])
+    elif budget == "cost":
+        spent = float(stats.get("instance_cost", stats.get("total_cost")))
+    else:
+        raise ValueError(
+            f"SWE-agent's model_stats record no {budget!r} (it has {sorted(stats)}); use budget='tokens' or 'cost'."
+        )
+    instance = path.stem
+    if isinstance(resolved, Mapping):
+        if instance not in resolved:
+            raise ValueError(f"resolved has no entry for instance {instance!r}.")
+        value = resolved[instance]
+    else:
+        value = resolved
+    if value is None:
+        raise ValueError(
+            f"{path.name} carries no score: SWE-agent's result (resolved or not) lives in the "
+            "SWE-bench report. Pass resolved=True/False or a mapping instance id -> resolved."
+        )
+    name = system or path.parent.name
+    rows = [(name, instance, session, spent, float(value))]
+    return _finish(rows, [], path.name)
+
+
+_EVENT_ALIASES = {
+    "cache_read": ("input_tokens_cache_read", "cache_read_tokens", "cache_read_input_tokens"),
+    "cache_write": ("input_tokens_cache_write", "cache_write_tokens", "cache_creation_input_tokens"),
+}
+
+
+def read_event_stream(
+    path: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    budget: str = "tokens",
+    columns: Mapping[str, str] | None = None,
+) -> pd.DataFrame:
+    """Read a generic JSONL event stream: per-event usage, optional scored submissions.
+
+    Each line is one event of a session, in time order, with ``system``, ``task``
+    (optional), ``session`` and any of ``input_tokens``, ``output_tokens``,
+    ``cache_read_tokens`` / ``cache_write_tokens`` (or Inspect's / Anthropic's names),
+    ``total_tokens``, ``cost``, ``time`` (seconds, or ISO-8601 timestamps) and ``score``.
+    The budget of a submission (an event with a score) is the session's cumulative usage
+    up to and including that event; for ``"time"``, seconds since the session's first event.
+
+    Parameters
+    ----------
+    path : path or pandas.DataFrame
+    budget : {"tokens", "tokens_total", "cost", "time"}
+    columns : mapping, optional
+        Canonical name -> your field name (e.g. ``{"session": "run_id", "score": "reward"}``).
+    """
+    _check_unit(budget)
+    if isinstance(path, pd.DataFrame):
+        ev, source = path.copy(), "event stream"
+    else:
+        p = Path(path)
+        if not p.exists():
+            raise ValueError(f"No such file: {str(p)!r}.")
+        ev, source = pd.read_json(p, lines=True, dtype=False), p.name
+    if columns:
+        ev = ev.rename(columns={v: k for k, v in columns.items()})
+    ev["line"] = np.arange(1, len(ev) + 1)
+    for need in ("system", "session"):
+        if need not in ev.columns:
+            raise ValueError(f"The event stream {source} lacks the {need!r} field; map yours with columns=.")
+    if "task" not in ev.columns:
+        ev["task"] = "all"
+    if "score" not in ev.columns:
+        ev["score"] = np.nan
+    num = {c: pd.to_numeric(ev[c], errors="coerce").fillna(0.0) for c in ev.columns
+           if c in ("input_tokens", "output_tokens", "total_tokens", "cost")}
+    for canon, names in _EVENT_ALIASES.items():
+        hit = [n for n in names if n in ev.columns]
+        num[canon] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0) if hit else 0.0
+    zero = pd.Series(0.0, index=ev.index)
+    if budget in ("tokens", "tokens_total"):
+        if "input_tokens" not in num and "output_tokens" not in num and "total_tokens" not in num:
+            raise ValueError(f"The event stream {source} has no token fields (input_tokens, output_tokens, total_tokens); it has {list(ev.columns)}.")
+        amount = num.get("input_tokens", zero) + num.get("output_tokens", zero)
+        if budget == "tokens_total":
+            amount = num["total_tokens"] if "total_tokens" in num else amount + num["cache_read"] + num["cache_write"]
+    elif budget == "cost":
+        if "cost" not in num:
+            raise ValueError(f"The event stream {source} has no 'cost' field; it has {list(ev.columns)}.")
+        amount = num["cost"]
+    else:
+        if "time" not in ev.columns:
+            raise ValueError(f"The event stream {source} has no 'time' field; it has {list(ev.columns)}.")
+        t = pd.to_numeric(ev["time"], errors="coerce")
+        if t.isna().any():
+            stamp = pd.to_datetime(ev["time"], utc=True, errors="coerce")
+            t = (stamp - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+        if t.isna().any():
+            raise ValueError(f"The 'time' field of {source} must be seconds or ISO-8601 timestamps.")
+        key = [ev["system"].astype(str), ev["task"].astype(str), ev["session"].astype(str)]
+        amount = t - t.groupby(key).transform("first")
+    key = [ev["system"].astype(str), ev["task"].astype(str), ev["session"].astype(str)]
+    ev["budget"] = amount.groupby(key).cumsum() if budget != "time" else amount
+    scored = pd.to_numeric(ev["score"], errors="coerce").notna()
+    sess = ev[["system", "task", "session"]].astype(str).agg("\x1f".join, axis=1)
+    has = scored.groupby(sess).any()
+    unscored = [s.replace("\x1f", "/") for s in has.index[~has.to_numpy()]]
+    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line"]]
+    rows = list(out.iloc[:, :5].itertuples(index=False, name=None))
+    return _finish(rows, unscored, source, line=out["line"].tolist())
+
+
+def read_agent_logs(paths: str | os.PathLike[str] | list, *, budget: str = "tokens", **kwargs) -> pd.DataFrame:
+    """Read one or several agent logs, choosing the reader from the suffix.
+
+    ``.eval`` / ``.json`` -> :func:`read_inspect_log`, ``.traj`` -> :func:`read_swe_agent_traj`,
+    ``.jsonl`` -> :func:`read_event_stream`; extra keyword arguments go to the reader.
+    """
+    items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    frames = []
+    for item in items:
+        p = Path(item)
+        suffix = p.suffix.lower()
+        if suffix in (".eval", ".json"):
+            frames.append(read_inspect_log(p, budget=budget, **kwargs))
+        elif suffix == ".traj":
+            frames.append(read_swe_agent_traj(p, budget=budget, **kwargs))
+        elif suffix in (".jsonl", ".ndjson"):
+            frames.append(read_event_stream(p, budget=budget, **kwargs))
+        else:
+            raise ValueError(f"Cannot tell the log format of {p.name!r}; expected .eval, .json, .traj or .jsonl.")
+    return validate_traces(pd.concat(frames, ignore_index=True))
