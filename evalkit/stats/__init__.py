@@ -10,6 +10,7 @@ from evalkit.stats.agreement import cohen_kappa, percent_agreement, position_bia
 from evalkit.stats.means import mean_se, paired_difference
 from evalkit.stats.multiplicity import MULTIPLICITY_METHODS, MultiplicityResult, adjust_pvalues
 from evalkit.stats.paired import mcnemar_test, paired_bootstrap, permutation_test, wilcoxon_test
+from evalkit.stats.pairwise import PAIRED_TESTS, PairwiseComparison, compare_systems
 from evalkit.stats.power import (
     minimum_detectable_effect,
     sign_test_min_wins,
@@ -23,15 +24,10 @@ from evalkit.stats.proportions import (
     win_rate,
     win_rate_from_outcomes,
 )
+from evalkit.stats.scores import PairedScores, item_scores, paired_scores
 from evalkit.stats.sign import TIE_POLICIES, sign_test, sign_test_from_counts
 from evalkit.stats.ttest import paired_ttest, welch_ttest, welch_ttest_from_stats
-from evalkit.stats.unit import (
-    PairedScores,
-    UnitComparison,
-    compare_units,
-    paired_scores,
-    results_table,
-)
+from evalkit.stats.unit import UnitComparison, compare_units, results_table
 
 __all__ = [
     "ConfidenceInterval", "Estimate", "SignTestResult", "TestResult",
@@ -43,5 +39,6 @@ __all__ = [
     "adjust_pvalues", "MultiplicityResult", "MULTIPLICITY_METHODS",
     "ttest_power", "minimum_detectable_effect", "ttest_sample_size", "sign_test_min_wins",
     "percent_agreement", "cohen_kappa", "spearman", "position_bias_test",
-    "paired_scores", "PairedScores", "compare_units", "UnitComparison", "results_table",
+    "item_scores", "paired_scores", "PairedScores",
+    "compare_systems", "PairwiseComparison", "PAIRED_TESTS", "compare_units", "UnitComparison", "results_table",
 ]

@@ -24,99 +24,11 @@ import pandas as pd
 
 from evalkit.stats._result import SignTestResult, TestResult
 from evalkit.stats.power import sign_test_min_wins
+from evalkit.stats.scores import check_columns, paired_scores
 from evalkit.stats.sign import sign_test
 from evalkit.stats.ttest import paired_ttest, welch_ttest
 
-__all__ = ["PairedScores", "paired_scores", "UnitComparison", "compare_units", "results_table"]
-
-
-@dataclass(frozen=True)
-class PairedScores:
-    """Scores of two systems aligned on shared items, and what could not be aligned.
-
-    Attributes
-    ----------
-    frame : DataFrame
-        Columns ``item``, ``a``, ``b`` (one row per shared item, sorted by item).
-    a, b : str
-        The two systems.
-    only_a, only_b : tuple of str
-        Items scored for one system only (or with a missing score for the other).
-    """
-
-    frame: pd.DataFrame
-    a: str
-    b: str
-    only_a: tuple[str, ...]
-    only_b: tuple[str, ...]
-
-    @property
-    def report(self) -> str:
-        """One line saying how many items were paired and how many were not, and why."""
-        return (f"{len(self.frame)} shared items paired; {len(self.only_a)} items only scored for "
-                f"{self.a!r} and {len(self.only_b)} only for {self.b!r} were left out of the paired test.")
-
-
-def _check_columns(frame: pd.DataFrame, cols: dict[str, str]) -> None:
-    missing = [f"{role}={col!r}" for role, col in cols.items() if col not in frame.columns]
-    if missing:
-        raise ValueError(f"Missing column(s) {', '.join(missing)}; the table has {list(frame.columns)}.")
-
-
-def paired_scores(
-    frame: pd.DataFrame, a: str, b: str, *, system: str = "system", item: str = "item",
-    score: str = "score", duplicates: str = "error",
-) -> PairedScores:
-    """Align two systems' scores on shared items of a long table (system, item, score).
-
-    Parameters
-    ----------
-    frame : DataFrame
-        One row per (system, item) score.
-    a, b : str
-        The systems to pair.
-    system, item, score : str
-        Column names.
-    duplicates : {"error", "mean"}
-        What to do when a system has several scores for one item.
-
-    Returns
-    -------
-    PairedScores
-        The aligned frame plus the unmatched items of each side (rows with a missing score
-        count as unmatched): nothing is dropped silently.
-    """
-    _check_columns(frame, {"system": system, "item": item, "score": score})
-    if a == b:
-        raise ValueError(f"a and b must be different systems; got {a!r} twice.")
-    sys_col = frame[system].astype(str)
-    present = set(sys_col.unique())
-    for s in (a, b):
-        if s not in present:
-            raise ValueError(f"System {s!r} is not in column {system!r}; found {sorted(present)[:10]}.")
-    sub = frame.loc[sys_col.isin([a, b]), [system, item, score]].copy()
-    sub[system] = sub[system].astype(str)
-    sub[item] = sub[item].astype(str)
-    dup = sub.duplicated([system, item], keep=False)
-    if dup.any() and duplicates == "error":
-        first = sub.loc[dup].iloc[0]
-        raise ValueError(
-            f"{int(dup.sum())} rows repeat a (system, item) pair (first: {first[system]!r}, item "
-            f"{first[item]!r}); pass duplicates='mean' to average them or deduplicate first."
-        )
-    if duplicates not in ("error", "mean"):
-        raise ValueError(f"duplicates must be 'error' or 'mean'; got {duplicates!r}.")
-    wide = sub.dropna(subset=[score]).pivot_table(index=item, columns=system, values=score, aggfunc="mean")
-    wide = wide.reindex(columns=[a, b])
-    all_a = set(sub.loc[sub[system] == a, item])
-    all_b = set(sub.loc[sub[system] == b, item])
-    both = wide.dropna()
-    shared = set(both.index)
-    only_a = tuple(sorted(all_a - shared))
-    only_b = tuple(sorted(all_b - shared))
-    out = pd.DataFrame({"item": both.index.to_numpy(), "a": both[a].to_numpy(float),
-                        "b": both[b].to_numpy(float)})
-    return PairedScores(frame=out.reset_index(drop=True), a=a, b=b, only_a=only_a, only_b=only_b)
+__all__ = ["UnitComparison", "compare_units", "results_table"]
 
 
 def results_table(results: dict[str, TestResult]) -> pd.DataFrame:
@@ -213,7 +125,7 @@ def compare_units(
     -------
     UnitComparison
     """
-    _check_columns(scores, {"system": system, "task": task, "trial": trial, "score": score})
+    check_columns(scores, {"system": system, "task": task, "trial": trial, "score": score})
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
     df = scores[[system, task, trial, score]].copy()
