@@ -49,7 +49,9 @@ def test_theta_and_elo(ties, key):
     assert fit.converged and fit.grad_norm < 1e-8
     np.testing.assert_allclose(fit.theta, gold["theta"], atol=1e-6)
     centred = elo_table(fit)
-    np.testing.assert_allclose(centred["elo"], gold["elo_mean_1000"], atol=1e-4)  # 6 decimals in Elo
+    np.testing.assert_allclose(
+        centred["elo"], gold["elo_mean_1000"], atol=1e-4
+    )  # 6 decimals in Elo
     anchored = elo_table(fit, anchor="A")
     np.testing.assert_allclose(anchored["elo"], gold["elo_anchor_A_1000"], atol=1e-4)
     n = sum(r[2] + r[3] + (r[4] if ties == "half" else 0) for r in GOLD["counts"])
@@ -59,7 +61,9 @@ def test_theta_and_elo(ties, key):
 @pytest.mark.parametrize(("ties", "key"), MODES)
 def test_inverse_hessian_se(ties, key):
     fit = fit_bt(gold_counts(), ties=ties)
-    np.testing.assert_allclose(elo_table(fit, se="hessian")["se"], GOLD[key]["inverse_hessian_se_elo"], atol=1e-4)
+    np.testing.assert_allclose(
+        elo_table(fit, se="hessian")["se"], GOLD[key]["inverse_hessian_se_elo"], atol=1e-4
+    )
 
 
 @pytest.mark.parametrize(("ties", "key"), MODES)
@@ -70,12 +74,16 @@ def test_sandwich_matches_arena_rank(ties, key):
     elo = 1000 + ELO_SCALE * fit.theta
     # arena-rank adds 1e-5 * n_comparisons to the Hessian diagonal before inverting; with the
     # same ridge evalkit reproduces its intervals to 1e-3 Elo.
-    se = ELO_SCALE * np.sqrt(np.diag(fit.covariance("sandwich", ridge=1e-5 * gold["n_comparisons"])))
+    se = ELO_SCALE * np.sqrt(
+        np.diag(fit.covariance("sandwich", ridge=1e-5 * gold["n_comparisons"]))
+    )
     np.testing.assert_allclose(elo - z * se, gold["arena_rank_sandwich_95_lo"], atol=1e-3)
     np.testing.assert_allclose(elo + z * se, gold["arena_rank_sandwich_95_hi"], atol=1e-3)
     # The exact sandwich (evalkit's default, no ridge) is wider by ~0.01 Elo: the documented difference.
     table = elo_table(fit)
-    width_gap = (table["ci_high"] - table["ci_low"]) - (np.array(gold["arena_rank_sandwich_95_hi"]) - gold["arena_rank_sandwich_95_lo"])
+    width_gap = (table["ci_high"] - table["ci_low"]) - (
+        np.array(gold["arena_rank_sandwich_95_hi"]) - gold["arena_rank_sandwich_95_lo"]
+    )
     assert np.all(width_gap > 0) and np.all(width_gap < 0.05)
 
 
@@ -95,7 +103,9 @@ def test_anchored_intervals_are_for_differences():
 def test_online_elo_matches_evalica():
     # evalica.elo(..., k=4, initial=1000) on the rows in file order (per pair: i wins, j wins, ties)
     elo = online_elo(gold_frame(), k=4, initial=1000)
-    np.testing.assert_allclose(elo.loc[PLAYERS], GOLD["ties_half_win"]["evalica_online_elo_k4_init1000"], atol=1e-6)
+    np.testing.assert_allclose(
+        elo.loc[PLAYERS], GOLD["ties_half_win"]["evalica_online_elo_k4_init1000"], atol=1e-6
+    )
 
 
 def test_davidson_is_evalica_newman():

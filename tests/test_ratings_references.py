@@ -33,7 +33,9 @@ def test_choix_ml_est(path):
     case = json.loads(path.read_text())
     data = np.array(case["data"])  # (winner, loser) rows
     n = case["n_items"]
-    counts = PairCounts.from_arrays([str(k) for k in range(n)], data[:, 0], data[:, 1], np.ones(len(data)), np.zeros(len(data)))
+    counts = PairCounts.from_arrays(
+        [str(k) for k in range(n)], data[:, 0], data[:, 1], np.ones(len(data)), np.zeros(len(data))
+    )
     fit = fit_bt(counts)
     assert fit.converged
     np.testing.assert_allclose(fit.theta, case["ml_est"], atol=1e-6)  # choix tests/data ml_est
@@ -59,7 +61,9 @@ def case(request):
 
 def test_evalica_bradley_terry(case):
     name, _, counts = case
-    gold = _golden(name, "bradley_terry")  # evalica.bradley_terry: MM, tol 1e-6, scores summing to 1
+    gold = _golden(
+        name, "bradley_terry"
+    )  # evalica.bradley_terry: MM, tol 1e-6, scores summing to 1
     fit = fit_bt(counts, ties="half")
     assert fit.converged
     strength = pd.Series(np.exp(fit.theta) / np.exp(fit.theta).sum(), index=list(fit.players))
@@ -82,12 +86,16 @@ def test_evalica_counting(case):
 def test_evalica_average_win_rate(case):
     name, _, counts = case
     gold = _golden(name, "average_win_rate")  # evalica.average_win_rate
-    np.testing.assert_allclose(average_win_rate(counts).loc[gold.index], gold.to_numpy(), atol=1e-9, rtol=0)
+    np.testing.assert_allclose(
+        average_win_rate(counts).loc[gold.index], gold.to_numpy(), atol=1e-9, rtol=0
+    )
 
 
 def test_davidson_matches_evalica_newman(case):
     name, _, counts = case
-    gold = _golden(name, "newman")  # evalica.newman: the Davidson tie model (nu = 2 v), scores up to scale
+    gold = _golden(
+        name, "newman"
+    )  # evalica.newman: the Davidson tie model (nu = 2 v), scores up to scale
     fit = fit_bt(counts, ties="davidson")
     assert fit.converged
     strength = pd.Series(np.exp(fit.theta), index=list(fit.players)).loc[gold.index]
