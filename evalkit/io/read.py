@@ -112,8 +112,8 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
     if opts["judge"] is not None and "judge" not in frame.columns:
         frame["judge"] = opts["judge"]
     drop = conv.drop.copy()
-    same = ((frame["player_a"].astype(str) == frame["player_b"].astype(str))
-            & frame["player_a"].notna()).to_numpy() & pd.isna(drop)
+    # raw values compared here; validate_comparisons catches '1' vs 1 after str conversion
+    same = (frame["player_a"].to_numpy() == frame["player_b"].to_numpy()) & pd.isna(drop)
     if same.any() and opts["self_comparisons"] == "drop":
         drop[same] = _SELF
     elif same.any():
@@ -214,7 +214,11 @@ def read_comparisons(
     drop = np.concatenate(drops)
     if any(f.startswith("alpaca_eval") for f in formats):
         notes += alpaca_eval_notes(full)
-    out = validate_comparisons(pd.concat(kept, ignore_index=True), source=", ".join(p[1] for p in parts))
+    if len(kept) == 1:
+        out = kept[0]
+    else:
+        out = validate_comparisons(pd.concat(kept, ignore_index=True),
+                                   source=", ".join(p[1] for p in parts))
     dropped = pd.Series(drop[~pd.isna(drop)], dtype=object).value_counts()
     report = ReadReport(
         source=", ".join(p[1] for p in parts),

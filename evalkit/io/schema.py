@@ -52,7 +52,8 @@ def _to_str(series: pd.Series) -> pd.Series:
             return out.astype(object).where(series.notna(), None)
     out = series.astype(object)
     mask = out.notna()
-    out[mask] = out[mask].map(str)
+    if pd.api.types.infer_dtype(out, skipna=True) != "string":  # already str: skip the per-row map
+        out[mask] = out[mask].map(str)
     return out.where(mask, None)
 
 
