@@ -1,0 +1,115 @@
+"""Elo against log budget: curves with bootstrap bands, the 400-per-decade reference, b_inf."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+    from evalkit.budget.curves import CurveResult
+    from evalkit.budget.slopes import InflectionResult
+
+__all__ = ["plot_elo_curves", "plot_local_slopes"]
+
+
+def plot_elo_curves(
+    result: CurveResult,
+    *,
+    ax: Axes | None = None,
+    systems: Sequence[str] | None = None,
+    reference: bool = True,
+    inflection: Sequence[InflectionResult] | InflectionResult | None = None,
+    bands: bool = True,
+    title: str | None = None,
+) -> Axes:
+    """Plot Elo against budget (log axis) for each system.
+
+    Parameters
+    ----------
+    result : CurveResult
+        From :func:`evalkit.budget.elo_curves`.
+    ax : matplotlib Axes, optional
+        Draw here (default: a new figure).
+    systems : sequence of str, optional
+        Which systems (default: all).
+    reference : bool
+        Draw the repeated-sampling reference ``1000 + 400 log10(b / b_anchor)`` from each
+        anchor (one line in joint mode).
+    inflection : InflectionResult or sequence of them, optional
+        Mark each ``b_inf`` on its curve, with its bootstrap interval as a horizontal bar.
+    bands : bool
+        Shade the bootstrap percentile bands.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    import matplotlib.pyplot as plt
+
+    from evalkit.budget.slopes import reference_line
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 4.5))
+    names = list(result.systems if systems is None else systems)
+    curve = result.curve
+    colors: dict[str, Any] = {}
+    for name in names:
+        rows = curve.iloc[result.rows(name)]
+        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=name)
+        colors[name] = line.get_color()
+        if bands and np.isfinite(rows["ci_low"]).any():
+            ax.fill_between(rows["budget"], rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
+    if reference:
+        drawn = set()
+        for name in names:
+            b0 = result.anchors[name]
+            if b0 in drawn:
+                continue
+            drawn.add(b0)
+            ax.plot(result.budgets, reference_line(result.budgets, b0=b0), ls="--", color="0.4", lw=1,
+                    label="400 Elo / decade (repeated sampling)" if len(drawn) == 1 else None)
+    if inflection is not None:
+        items = [inflection] if not isinstance(inflection, Sequence) else list(inflection)
+        for inf in items:
+            if not np.isfinite(inf.b_inf) or inf.system not in colors:
+                continue
+            rows = curve.iloc[result.rows(inf.system)]
+            y = float(np.interp(np.log10(inf.b_inf), np.log10(rows["budget"]), rows["elo"]))
+            ax.axvline(inf.b_inf, color=colors[inf.system], ls=":", lw=1)
+            lo = inf.ci_low if inf.ci_low > 0 else result.budgets[0]
+            ax.errorbar([inf.b_inf], [y], xerr=[[inf.b_inf - lo], [max(inf.ci_high - inf.b_inf, 0.0)]],
+                        fmt="D", color=colors[inf.system], ms=7, capsize=3,
+                        label=f"b_inf {inf.system} = {inf.b_inf:.3g}")
+    ax.set_xscale("log")
+    ax.set_xlabel("budget (log scale)")
+    ax.set_ylabel(f"{'self' if result.mode == 'self' else 'joint'}-Elo (first checkpoint = 1000)")
+    ax.set_title(title or f"{result.mode}-Elo per budget ({result.options.get('bootstrap', 0)} bootstrap replicates, "
+                 f"{result.confidence_level:.0%} bands)")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    return ax
+
+
+def plot_local_slopes(inflection: InflectionResult, *, ax: Axes | None = None) -> Axes:
+    """Local slope (Elo per decade) against budget with its band and the reference level."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(7, 3.5))
+    s = inflection.slopes
+    (line,) = ax.plot(s["budget"], s["slope"], marker="o", ms=3, label=f"{inflection.system} local slope")
+    if np.isfinite(s["ci_low"]).any():
+        ax.fill_between(s["budget"], s["ci_low"], s["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
+    ax.axhline(inflection.reference, ls="--", color="0.4", lw=1, label=f"{inflection.reference:g} Elo / decade")
+    if np.isfinite(inflection.b_inf):
+        ax.axvline(inflection.b_inf, ls=":", color=line.get_color(), lw=1)
+    ax.set_xscale("log")
+    ax.set_xlabel("budget (log scale)")
+    ax.set_ylabel("Elo per decade")
+    ax.legend(fontsize=8)
+    return ax
