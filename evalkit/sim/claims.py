@@ -223,3 +223,7 @@ def summarise(table: pd.DataFrame) -> pd.DataFrame:
     out = meta.join(wide).join(held)
     out["holds"] = out["sum"] * 3 >= out["size"] * 2
     return out.rename(columns={"sum": "seeds_held", "size": "n_seeds"}).reset_index()
+
+
+# Why a row does not hold, from the calibration experiments (docs/simulator.md has the details).
+NOTES: dict[str, str] = {}

@@ -128,7 +128,8 @@ class GeneratorParams:
     Per task: ``n_steps * exp(n_steps_sigma z)`` steps, ``n_layers * exp(n_layers_sigma z)``
     layers, peak position ``peak + peak_sd z``, merge probability ``merge_p * exp(merge_sigma z)``.
     Layer ``d`` gets the increment over that layer of a logistic curve centred at the peak with
-    steepness ``steepness / (D - 1)``, times ``exp(layer_noise z)``. ``tail`` adds a constant
+    steepness ``steepness / (D - 1)`` (``profile="bell"``; ``"uniform"``: equal layers), times
+    ``exp(layer_noise z)``. ``tail`` adds a constant
     floor (a share of the mean layer size) to every layer below the peak, which makes the deep
     end heavier than a bell. Primary parent: layer above, weight ``exp(select_beta * delta)``
     (``delta`` = that parent's improvement). Merges: ``K`` extra parents with ``P(K) ~ K^-merge_alpha``,
@@ -149,6 +150,7 @@ class GeneratorParams:
     steepness: float = 6.4
     layer_noise: float = 0.35
     tail: float = 0.0
+    profile: str = "bell"
     merge_p: float = 0.46
     merge_sigma: float = 0.3
     merge_alpha: float = 2.3
@@ -165,6 +167,8 @@ class GeneratorParams:
     clock_spread: float = 0.3
 
     def __post_init__(self) -> None:
+        if self.profile not in ("bell", "uniform"):
+            raise ValueError(f"profile must be 'bell' or 'uniform'; got {self.profile!r}.")
         if self.cost_law not in ("linear", "geometric"):
             raise ValueError(f"cost_law must be 'linear' or 'geometric'; got {self.cost_law!r}.")
         for name in ("n_steps", "n_layers"):
@@ -181,7 +185,8 @@ def _layer_sizes(p: GeneratorParams, n: int, n_layers: int, peak: float, g: np.r
     d = np.arange(1, n_layers, dtype=float)
     centre, s = peak * (n_layers - 1), p.steepness / max(n_layers - 1, 1)
     logistic = 1.0 / (1.0 + np.exp(-s * (np.arange(0.5, n_layers, 1.0) - centre)))
-    w = np.diff(logistic) * np.exp(p.layer_noise * g.standard_normal(n_layers - 1))
+    bell = np.diff(logistic) if p.profile == "bell" else np.ones(n_layers - 1)
+    w = bell * np.exp(p.layer_noise * g.standard_normal(n_layers - 1))
     w = w / w.sum() + p.tail * (d >= centre) / (n_layers - 1)
     raw = w / w.sum() * (n - 1)
     sizes = np.maximum(1, np.floor(raw).astype(np.int64))

@@ -45,16 +45,18 @@ class SimParams:
     scheduling: float = 0.05
     communication: float = 0.02
     width_steps: float = 740.0
+    width_profile: str = "bell"
 
     def to_dict(self) -> dict:
         return {"generator": asdict(self.generator), "policy": asdict(self.policy), "scheduling": self.scheduling,
-                "communication": self.communication, "width_steps": self.width_steps}
+                "communication": self.communication, "width_steps": self.width_steps,
+                "width_profile": self.width_profile}
 
     @classmethod
     def from_dict(cls, d: dict) -> SimParams:
         return cls(GeneratorParams(**d.get("generator", {})), Policy(**d.get("policy", {})),
                    float(d.get("scheduling", 0.05)), float(d.get("communication", 0.02)),
-                   float(d.get("width_steps", 740.0)))
+                   float(d.get("width_steps", 740.0)), str(d.get("width_profile", "bell")))
 
 
 def save_params(params: SimParams, path: str | os.PathLike, **extra: object) -> None:
@@ -72,7 +74,7 @@ def load_params(path: str | os.PathLike | None = None) -> SimParams:
         raise ValueError(f"Parameter file {str(p)!r} does not exist.")
     d = json.loads(p.read_text())
     return SimParams.from_dict({k: d[k] for k in ("generator", "policy", "scheduling", "communication",
-                                                  "width_steps") if k in d})
+                                                  "width_steps", "width_profile") if k in d})
 
 
 def _record(run) -> np.ndarray:
@@ -113,7 +115,7 @@ def _task(args: tuple) -> dict[str, np.ndarray]:
                 out[f"shares|{swarm}|{k}"] = np.array([sh["communication"], sh["scheduling"]])
     if "width" in parts:
         g = np.random.default_rng(width_seed)
-        gp = params.generator
+        gp = params.generator.replace(profile=params.width_profile)
         n = max(16, round(params.width_steps * np.exp(gp.n_steps_sigma * g.standard_normal())))
         for D in WIDTH_LAYERS:
             wd = generate_dag(gp, rng=g, n_steps=max(n, 2 * D), n_layers=D)
