@@ -88,3 +88,21 @@ def test_mt_bench_pairwise_matches_fastchat_rule(tmp_path):
     np.testing.assert_array_equal(got.loc[want.index, "wins"], want["win"])
     np.testing.assert_array_equal(got.loc[want.index, "losses"], want["loss"])
     np.testing.assert_array_equal(got.loc[want.index, "ties"], want["tie"])
+
+
+def test_arena_column_oriented_json(tmp_path):
+    # pandas' default DataFrame.to_json() writes {column: {row: value}}
+    path = tmp_path / "battles.json"
+    pd.DataFrame(BATTLES).to_json(path)
+    frame, report = read_comparisons(path)
+    assert report.format == "arena"
+    assert frame["outcome"].tolist() == [1.0, 0.5, 0.0, 0.5]
+    assert frame["line"].tolist() == [1, 2, 3, 4]
+
+
+def test_arena_parquet_with_judge_lists(tmp_path):
+    path = tmp_path / "battles.parquet"
+    df = pd.DataFrame(BATTLES).assign(judge=[["gpt-4", "pair-v2"]] * 4)
+    df.to_parquet(path)
+    frame, _ = read_comparisons(path)
+    assert set(frame["judge"]) == {"gpt-4/pair-v2"}

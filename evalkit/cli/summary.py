@@ -28,6 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="input format (default: detected from the columns)")
     p.add_argument("--baseline", default=None,
                    help="AlpacaEval baseline (default: from the data or the file name)")
+    p.add_argument("--model-name-from", choices=["generator_2", "directory"],
+                   default="generator_2",
+                   help="raw AlpacaEval annotations: name the model by generator_2 or by the "
+                        "results/<model>/<annotator>/ directory")
     p.add_argument("--judge", default=None, help="judge name for files without a judge column")
     p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
     p.set_defaults(func=run)
@@ -37,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
     source = args.path[0] if len(args.path) == 1 else args.path
     frame, report = read_comparisons(source, format=args.format, baseline=args.baseline,
-                                     judge=args.judge)
+                                     judge=args.judge, model_name_from=args.model_name_from)
     print(report.to_text(), file=sys.stderr)
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()

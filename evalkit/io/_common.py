@@ -81,8 +81,8 @@ def join_judge(values: pd.Series) -> pd.Series:
     """Judges logged as lists (FastChat: ``["gpt-4", "pair-v2"]``) become ``"gpt-4/pair-v2"``."""
     if values.dtype != object:  # a string (or numeric) column cannot hold lists
         return values
-    if values.map(lambda v: isinstance(v, (list, tuple))).any():
-        return values.map(lambda v: "/".join(map(str, v)) if isinstance(v, (list, tuple)) else v)
+    if values.map(lambda v: isinstance(v, (list, tuple, np.ndarray))).any():
+        return values.map(lambda v: "/".join(map(str, v)) if isinstance(v, (list, tuple, np.ndarray)) else v)
     return values
 
 

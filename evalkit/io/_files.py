@@ -103,6 +103,10 @@ def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
         numbers.append(i)
     if not records:
         raise _empty(path, "no JSON records")
+    if len(records) == 1 and records[0] and all(
+        isinstance(v, (dict, list)) for v in records[0].values()
+    ):
+        return _from_json_text(path, text)  # one column-oriented JSON document
     frame = pd.DataFrame.from_records(records)
     frame[LINE] = np.asarray(numbers, dtype=np.int64)
     return frame
