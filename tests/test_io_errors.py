@@ -192,3 +192,11 @@ def test_alpaca_csv_without_baseline(tmp_path):
         read_comparisons(path)
     frame, _ = read_comparisons(path, baseline="ref")
     assert frame["player_b"].tolist() == ["ref"] and frame["outcome"].tolist() == [1.0]
+
+
+def test_missing_player_names_the_column_and_line(tmp_path):
+    rows = [{"model_a": "x", "model_b": "y", "winner": "model_a"},
+            {"model_a": None, "model_b": None, "winner": "tie"}]
+    path = write(tmp_path, "arena.json", json.dumps(rows))
+    with pytest.raises(ValueError, match=r"The 'player_a' column in .*arena\.json must name a player\. Got a missing value in 1 row \(first at line 2\)"):
+        read_comparisons(path)

@@ -113,7 +113,8 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
         frame["judge"] = opts["judge"]
     drop = conv.drop.copy()
     # raw values compared here; validate_comparisons catches '1' vs 1 after str conversion
-    same = (frame["player_a"].to_numpy() == frame["player_b"].to_numpy()) & pd.isna(drop)
+    same = ((frame["player_a"].to_numpy() == frame["player_b"].to_numpy())
+            & frame["player_a"].notna().to_numpy() & pd.isna(drop))
     if same.any() and opts["self_comparisons"] == "drop":
         drop[same] = _SELF
     elif same.any():
