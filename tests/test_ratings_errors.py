@@ -65,6 +65,16 @@ def test_davidson_needs_ties():
         fit_bt(aggregate(data), ties="davidson")
 
 
+def test_davidson_divergence_is_an_error():
+    # Beat-or-tie graph is strongly connected (ties count both ways), but P(B wins) = 0 is
+    # only reached as theta_A - theta_B and nu both go to infinity: no Davidson MLE.
+    data = frame([("A", "B", 0.5), ("B", "A", 0.5), ("A", "B", 1.0)])
+    fit_bt(aggregate(data), ties="half")  # exists
+    with pytest.raises(ValueError, match="Davidson tie model has no finite maximum-likelihood"):
+        fit_bt(aggregate(data), ties="davidson")
+    assert np.isfinite(fit_bt(aggregate(data), ties="davidson", l2=0.5).theta).all()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "pattern"),
     [

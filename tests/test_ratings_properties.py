@@ -18,8 +18,8 @@ def comparisons(draw):
     shift = draw(st.lists(st.integers(1, n - 1), min_size=m, max_size=m))
     out = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 0.25]), min_size=m, max_size=m))
     rows = [(f"p{x}", f"p{(x + s) % n}", o) for x, s, o in zip(a, shift, out, strict=True)]
-    # one tie and one decided game around a cycle makes the ratings exist (also for Davidson)
-    rows += [(f"p{k}", f"p{(k + 1) % n}", 0.5) for k in range(n)] + [("p0", "p1", 1.0)]
+    # a win, a loss and a tie around a cycle makes the ratings exist (also for Davidson)
+    rows += [(f"p{k}", f"p{(k + 1) % n}", o) for k in range(n) for o in (0.0, 0.5, 1.0)]
     return pd.DataFrame(rows, columns=["player_a", "player_b", "outcome"]), draw(
         st.randoms(use_true_random=False)
     )

@@ -17,6 +17,11 @@ from evalkit.ratings.counts import PairCounts
 
 __all__ = ["davidson_probabilities", "newton_davidson"]
 
+# Strength differences / |log(nu)| beyond this many natural-log units (odds of e^30) mean
+# the iteration is following a direction of recession: the estimate does not exist. The
+# beat-or-tie graph check is necessary for Davidson's model but not sufficient.
+_DIVERGED = 30.0
+
 
 def davidson_probabilities(d: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(P(i wins), P(j wins), P(tie))`` for strength differences ``d`` and ``lambda = log(nu)``."""
@@ -85,6 +90,8 @@ def newton_davidson(
     converged, it = False, 0
     for it in range(1, max_iter + 1):  # noqa: B007
         grad, info = _derivatives(theta, lam, i, j, wi, wj, t, n, l2)
+        if np.ptp(theta) > _DIVERGED or abs(lam) > _DIVERGED:
+            break
         step = solve_centred(info, grad, n, singular=l2 == 0)
         for _ in range(30):
             new_t, new_l = theta + step[:n], lam + step[n]
@@ -98,6 +105,14 @@ def newton_davidson(
         if np.max(np.abs(step)) < tol:
             converged = True
             break
+    if np.ptp(theta) > _DIVERGED or abs(lam) > _DIVERGED:
+        raise ValueError(
+            "The Davidson tie model has no finite maximum-likelihood estimate on this data: the strengths "
+            f"and the tie parameter run off to infinity (strength range {np.ptp(theta):.0f} log-units, "
+            f"log(nu) = {lam:.0f}). This happens when some pairs have ties and wins for only one side "
+            "(e.g. A-B: 1 win for A, 2 ties, no win for B) and nothing else pins them. "
+            "Use ties='half' or ties='drop', or add an L2 prior (l2=...)."
+        )
     grad, info = _derivatives(theta, lam, i, j, wi, wj, t, n, l2)
     loglik = _loglik(theta, lam, i, j, wi, wj, t)
     return theta, it, converged, info, float(np.exp(lam)), loglik, grad
