@@ -1,0 +1,79 @@
+"""The simulator's user-facing entry points: session traces, the reproduction writer, the CLI."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.cli import main
+from evalkit.sim import GeneratorParams
+from evalkit.sim.claims import CLAIMS
+from evalkit.sim.experiments import SimParams, load_params, save_params
+from evalkit.sim.reproduce import reproduce, to_markdown
+from evalkit.sim.sessions import population_scale, session_trace, session_traces
+
+SMALL = GeneratorParams(n_steps=80.0, n_layers=6.0, cost_law="geometric", cost_growth=6.0)
+
+
+def test_session_trace_budget_is_agent_time():
+    one = session_trace(SMALL, agents=1, rng=0)
+    assert list(one.columns) == ["agent_time", "wall_time", "best_value", "best_score", "coverage"]
+    # one agent without overheads: agent-time = wall-clock time
+    np.testing.assert_allclose(one["agent_time"], one["wall_time"])
+    assert one["best_score"].iloc[-1] == 1.0 and one["coverage"].iloc[-1] == 1.0
+    four = session_trace(SMALL, agents=4, rng=0)
+    assert np.all(np.diff(four["agent_time"]) >= -1e-9) and np.all(np.diff(four["best_score"]) >= 0)
+    # four agents spend at least the wall time, at most four times it
+    assert np.all(four["agent_time"] <= 4 * four["wall_time"] + 1e-9)
+    assert np.all(four["agent_time"] >= four["wall_time"] - 1e-9)
+
+
+def test_session_traces_are_independent_and_prefix_stable():
+    a = session_traces(3, SMALL, rng=5)
+    b = session_traces(2, SMALL, rng=5)
+    pd.testing.assert_frame_equal(a[a.session < 2].reset_index(drop=True), b)
+    scale = population_scale(SIMPLE := SimParams(generator=SMALL), n_dags=16, rng=1)
+    c = session_traces(3, SIMPLE, rng=5, scale=scale)
+    assert c["best_score"].max() <= 1.0
+    with pytest.raises(ValueError, match="scale"):
+        session_trace(SMALL, rng=0, scale=-1.0)
+
+
+def test_params_round_trip(tmp_path):
+    p = SimParams(generator=SMALL)
+    save_params(p, tmp_path / "p.json", note="test")
+    assert load_params(tmp_path / "p.json") == p
+    with pytest.raises(ValueError, match="does not exist"):
+        load_params(tmp_path / "missing.json")
+
+
+def test_reproduce_writes_every_claim(tmp_path):
+    rep = reproduce(tmp_path, params=SimParams(generator=SMALL), seeds=(0,), n_dags=2, workers=1, figures=False)
+    assert set(rep.summary["claim"]) == {c.id for c in CLAIMS}
+    assert (tmp_path / "claims.md").read_text() == to_markdown(rep.summary)
+    by_seed = pd.read_csv(tmp_path / "claims_by_seed.csv")
+    assert len(by_seed) == len(CLAIMS)
+    # a speedup row is the ratio of mean times over the same DAGs
+    r = rep.results[0]
+    t1 = r.data["single"][:, 0, 49].mean()
+    t16 = r.data["standard|16"][:, 0, 49].mean()
+    row = rep.summary.set_index("claim").loc["F3.cov50"]
+    assert row["value_seed0"] == pytest.approx(t1 / t16)
+
+
+def test_cli_run_and_errors(tmp_path, capsys):
+    steps = pd.DataFrame({"step": list("abcd"), "duration": [1.0, 2.0, 3.0, 1.0], "value": [0, 1, 2, 3]})
+    steps.to_csv(tmp_path / "steps.csv", index=False)
+    pd.DataFrame({"parent": list("aab"), "child": list("bcd")}).to_csv(tmp_path / "edges.csv", index=False)
+    out = tmp_path / "trace.csv"
+    assert main(["simulate", "run", "--agents", "2", "--edges", str(tmp_path / "edges.csv"), "--steps",
+                 str(tmp_path / "steps.csv"), "--out", str(out)]) == 0
+    trace = pd.read_csv(out)
+    assert sorted(trace["step"]) == [0, 1, 2, 3] and trace["end"].max() == pytest.approx(4.0)
+    pd.DataFrame({"parent": list("abd"), "child": list("bda")}).to_csv(tmp_path / "cyc.csv", index=False)
+    assert main(["simulate", "run", "--edges", str(tmp_path / "cyc.csv"), "--steps", str(tmp_path / "steps.csv"),
+                 "--out", str(out)]) == 2
+    assert "cycle" in capsys.readouterr().err
+    assert main(["simulate", "run", "--agents", "0", "--dags", "1", "--out", str(out)]) == 2
+    assert main(["simulate", "run", "--rule", "widest", "--dags", "1", "--out", str(out)]) == 2
