@@ -12,8 +12,9 @@ import numpy as np
 
 from evalkit.ratings.bt import fit_bt
 from evalkit.ratings.counts import PairCounts
+from evalkit.ratings.existence import exists_batch
 
-__all__ = ["ELO_PER_NAT", "fit_elo"]
+__all__ = ["ELO_PER_NAT", "fit_elo", "fit_elo_replicates"]
 
 ELO_PER_NAT = 400.0 / np.log(10.0)
 
@@ -104,3 +105,62 @@ def fit_elo(
         return out, False
     out = 1000.0 + ELO_PER_NAT * (theta - theta[anchor])
     return out, fit.converged
+
+
+def fit_elo_replicates(
+    wins: np.ndarray,
+    ties: np.ndarray,
+    *,
+    anchors: np.ndarray,
+    init_elo: np.ndarray,
+    ties_mode: str = "half",
+    prior: float = 0.0,
+) -> tuple[np.ndarray, int]:
+    """Elo of every bootstrap replicate, ``(R, P)``; failed replicates are all-NaN rows.
+
+    Fast path: the players rated in the point estimate (``init_elo`` finite) and one batched
+    existence check (:func:`evalkit.ratings.existence.exists_batch`) for all replicates, then
+    :func:`~evalkit.ratings.fit_bt` warm-started at the point estimate without its
+    per-fit check. Replicates in which the ratings of that player set do not exist (e.g. a
+    checkpoint lost all its games) go through :func:`fit_elo` with their own player set.
+    A replicate that does not converge counts as failed.
+
+    Returns
+    -------
+    elo : numpy.ndarray
+    n_failed : int
+    """
+    r_count, n = wins.shape[0], wins.shape[1]
+    out = np.full((r_count, n), np.nan)
+    if r_count == 0:
+        return out, 0
+    active = np.isfinite(init_elo)
+    idx = np.flatnonzero(active)
+    anchor = next(int(a) for a in anchors if active[a])
+    ii, jj = np.triu_indices(idx.size, k=1)
+    wi = wins[:, idx[ii], idx[jj]] + prior / 2.0
+    wj = wins[:, idx[jj], idx[ii]] + prior / 2.0
+    tt = ties[:, idx[ii], idx[jj]]
+    used = (wi + wj + tt).sum(axis=0) > 0
+    ii, jj, wi, wj, tt = ii[used], jj[used], wi[:, used], wj[:, used], tt[:, used]
+    ok = np.ones(r_count, dtype=bool)
+    if prior == 0:
+        ok = exists_batch(ii, jj, wi, wj, tt, idx.size, tie_edges=ties_mode != "drop")
+    players = tuple(str(k) for k in idx)
+    theta0 = (init_elo[idx] - 1000.0) / ELO_PER_NAT
+    a_pos = int(np.searchsorted(idx, anchor))
+    failed = 0
+    for r in range(r_count):
+        if ok[r]:
+            counts = PairCounts(players=players, i=ii, j=jj, wins_i=wi[r], wins_j=wj[r], ties=tt[r])
+            fit = fit_bt(counts, ties=ties_mode, check=False, init=theta0)
+            if fit.converged and np.all(np.isfinite(fit.theta)):
+                out[r, idx] = 1000.0 + ELO_PER_NAT * (fit.theta - fit.theta[a_pos])
+                continue
+        elo, conv = fit_elo(wins[r], ties[r], anchors=anchors, ties_mode=ties_mode, prior=prior,
+                            init=(init_elo - 1000.0) / ELO_PER_NAT, strict=False)
+        if conv:
+            out[r] = elo
+        else:
+            failed += 1
+    return out, failed

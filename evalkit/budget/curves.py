@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
-from evalkit.budget._fit import ELO_PER_NAT, fit_elo
+from evalkit.budget._fit import fit_elo, fit_elo_replicates
 from evalkit.budget.games import MISSING, GameCounts, count_games
 from evalkit.budget.grid import Checkpoints, best_so_far
 
@@ -118,18 +118,9 @@ def _fit_all(
     elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
     if not conv:
         warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning, stacklevel=3)
-    init = (elo0 - 1000.0) / ELO_PER_NAT
-    reps = np.full((counts.wins.shape[0] - 1, elo0.size), np.nan)
-    failed = 0
-    for r in range(1, counts.wins.shape[0]):
-        elo, ok = fit_elo(
-            counts.wins[r], counts.ties[r], anchors=anchors, ties_mode=ties, prior=prior,
-            init=init, strict=False,
-        )
-        if not ok:
-            failed += 1
-            continue
-        reps[r - 1] = elo
+    reps, failed = fit_elo_replicates(
+        counts.wins[1:], counts.ties[1:], anchors=anchors, init_elo=elo0, ties_mode=ties, prior=prior
+    )
     return elo0, reps, failed
 
 

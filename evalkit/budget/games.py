@@ -121,6 +121,9 @@ def count_games(
     code = sess["system"].map(sys_idx).to_numpy(dtype=float)
     tasks = sess["task"].to_numpy()
     values = checkpoints.values
+    # Per system pair, stack the blocks of every task so that one matrix product per pair
+    # (replicates x session pairs) @ (session pairs x checkpoint pairs) does all tasks.
+    blocks: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
     for task in np.unique(tasks):
         in_task = np.flatnonzero((tasks == task) & ~np.isnan(code))
         by_sys = [(int(k), in_task[code[in_task] == k]) for k in np.unique(code[in_task])]
@@ -128,17 +131,18 @@ def count_games(
             for b, ib in by_sys:
                 w, t = _block(values[ia], values[ib], missing)
                 pair_m = (m[:, ia, None] * m[:, None, ib]).reshape(r_count, -1)
-                if a == b and not within_session:
+                if a == b:
                     diag = np.arange(ia.size) * (ib.size + 1)
-                    pair_m[:, diag] = 0.0
-                elif a == b:
-                    # same session: one copy plays its other checkpoints once per copy
-                    diag = np.arange(ia.size) * (ib.size + 1)
-                    pair_m[:, diag] = m[:, ia]
-                sl_a = slice(a * c, (a + 1) * c)
-                sl_b = slice(b * c, (b + 1) * c)
-                wins[:, sl_a, sl_b] += (pair_m @ w).reshape(r_count, c, c)
-                ties[:, sl_a, sl_b] += (pair_m @ t).reshape(r_count, c, c)
+                    # copies of one session never play each other; with within-session
+                    # games each copy plays its own other checkpoints once
+                    pair_m[:, diag] = m[:, ia] if within_session else 0.0
+                blocks.setdefault((a, b), []).append((pair_m, w, t))
+    for (a, b), parts in blocks.items():
+        pm = np.concatenate([p[0] for p in parts], axis=1)
+        sl_a = slice(a * c, (a + 1) * c)
+        sl_b = slice(b * c, (b + 1) * c)
+        wins[:, sl_a, sl_b] = (pm @ np.concatenate([p[1] for p in parts])).reshape(r_count, c, c)
+        ties[:, sl_a, sl_b] = (pm @ np.concatenate([p[2] for p in parts])).reshape(r_count, c, c)
     # A player never plays itself.
     diag = np.arange(n_players)
     wins[:, diag, diag] = 0.0
