@@ -22,6 +22,15 @@ from evalkit.io.traces import validate_traces
 __all__ = ["best_of_groups", "best_of_sessions"]
 
 
+def _select(tr: pd.DataFrame, system: str | None) -> pd.DataFrame:
+    """Rows of one system (all rows when ``system`` is None)."""
+    if system is None:
+        return tr
+    if system not in set(tr["system"]):
+        raise ValueError(f"Unknown system {system!r}; the table has {sorted(set(tr['system']))}.")
+    return tr.loc[tr["system"] == system].reset_index(drop=True)
+
+
 def best_of_groups(
     traces: pd.DataFrame,
     groups: str | Mapping[str, str],
@@ -53,11 +62,8 @@ def best_of_groups(
         original table to rate both.
     """
     tr = validate_traces(traces)
-    if system is not None:
-        if system not in set(tr["system"]):
-            raise ValueError(f"Unknown system {system!r}; the table has {sorted(set(tr['system']))}.")
-        tr = tr.loc[tr["system"] == system].reset_index(drop=True)
-    elif name is not None and tr["system"].nunique() > 1:
+    tr = _select(tr, system)
+    if name is not None and tr["system"].nunique() > 1:
         raise ValueError("Pass system=... when naming a composite of a table with several systems.")
     if isinstance(groups, str):
         if groups not in tr.columns:
@@ -114,10 +120,7 @@ def best_of_sessions(
     if not (isinstance(k, (int, np.integer)) and k >= 1):
         raise ValueError(f"k must be an integer >= 1; got {k!r}.")
     tr = validate_traces(traces)
-    if system is not None:
-        if system not in set(tr["system"]):
-            raise ValueError(f"Unknown system {system!r}; the table has {sorted(set(tr['system']))}.")
-        tr = tr.loc[tr["system"] == system].reset_index(drop=True)
+    tr = _select(tr, system)
     if name is not None and tr["system"].nunique() > 1:
         raise ValueError("name=... needs a single system; pass system=... too.")
     sess = tr[["system", "task", "session"]].drop_duplicates().reset_index(drop=True)
