@@ -19,6 +19,7 @@ _COMMANDS: tuple[str, ...] = (
     "summary",
     "simulate",
     "curve",
+    "report",
 )
 
 

@@ -1,0 +1,104 @@
+"""Plots of significance results. Intervals are the computed ones (t, Wilson, ...), never
+seaborn's default bootstrap. Every ``plot_*`` takes ``ax=None``, returns the Axes and imports
+matplotlib lazily.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["plot_forest", "plot_trial_means", "plot_task_differences"]
+
+
+def _ax(ax: Any, size: tuple[float, float]) -> Any:
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=size)
+    return ax
+
+
+def plot_forest(
+    table: pd.DataFrame, *, estimate: str = "diff", low: str = "ci_low", high: str = "ci_high",
+    label: str | None = None, reference: float | None = 0.0, highlight: str | None = "reject",
+    xlabel: str = "difference (a - b)", ax: Any = None,
+) -> Any:
+    """Forest plot: one row per table row, point ``estimate`` with the interval [low, high].
+
+    Parameters
+    ----------
+    table : DataFrame
+        E.g. :attr:`evalkit.stats.PairwiseComparison.table` (columns ``a``, ``b`` give the
+        default labels ``"a vs b"``).
+    label : str, optional
+        Column with row labels.
+    reference : float or None
+        Vertical reference line (no effect).
+    highlight : str or None
+        Boolean column; True rows are drawn in a second colour (e.g. significant after
+        the multiplicity correction).
+    """
+    t = table.dropna(subset=[estimate]).reset_index(drop=True)
+    labels = (t[label].astype(str) if label else t["a"].astype(str) + " vs " + t["b"].astype(str)).to_numpy()
+    ax = _ax(ax, (6.5, max(2.0, 0.28 * len(t) + 1.0)))
+    y = np.arange(len(t))[::-1]
+    est = t[estimate].to_numpy(float)
+    err = np.vstack([est - t[low].to_numpy(float), t[high].to_numpy(float) - est])
+    hot = t[highlight].fillna(False).to_numpy(bool) if highlight and highlight in t else np.zeros(len(t), bool)
+    for mask, colour, name in ((~hot, "#4c72b0", "not significant"), (hot, "#c44e52", "significant (adjusted)")):
+        if mask.any():
+            ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt="o", ms=4, capsize=2, color=colour,
+                        label=name if highlight and highlight in t else None)
+    if reference is not None:
+        ax.axvline(reference, color="grey", lw=0.8, ls="--")
+    ax.set_yticks(y)
+    ax.set_yticklabels(labels, fontsize=7)
+    ax.set_xlabel(xlabel)
+    if highlight and highlight in t and hot.any():
+        ax.legend(fontsize=7, loc="best")
+    return ax
+
+
+def plot_trial_means(unit: Any, *, ax: Any = None) -> Any:
+    """Per-trial means of the two systems of a :class:`evalkit.stats.UnitComparison`,
+    with each system's mean and its t interval (df = trials - 1)."""
+    from evalkit.stats.means import mean_se
+
+    ax = _ax(ax, (4.5, 3.4))
+    tm = unit.trial_means
+    sys_col = tm.columns[0]
+    for k, name in enumerate((unit.b, unit.a)):
+        vals = tm.loc[tm[sys_col] == name, "mean"].to_numpy(float)
+        ax.scatter(np.full(vals.size, k) + np.linspace(-0.08, 0.08, vals.size), vals, s=18, color="#888", zorder=2)
+        m = mean_se(vals)
+        lo, hi = m.confidence_interval()
+        ax.errorbar([k + 0.22], [m.estimate], yerr=[[m.estimate - lo], [hi - m.estimate]], fmt="s", color="#4c72b0",
+                    capsize=3, zorder=3)
+    ax.set_xticks([0, 1])
+    ax.set_xticklabels([unit.b, unit.a], fontsize=8)
+    ax.set_xlim(-0.5, 1.6)
+    ax.set_ylabel("trial mean (over tasks)")
+    ax.set_title(f"trial as unit: Welch p = {unit.trial_level.pvalue:.3g}", fontsize=9)
+    return ax
+
+
+def plot_task_differences(unit: Any, *, ax: Any = None) -> Any:
+    """Per-task mean difference (a - b) of a :class:`evalkit.stats.UnitComparison`, sorted,
+    wins / losses / ties coloured."""
+    ax = _ax(ax, (5.0, 3.4))
+    tm = unit.task_means
+    sys_col, task_col = tm.columns[0], tm.columns[1]
+    wide = tm.pivot(index=task_col, columns=sys_col, values="score").dropna()
+    d = (wide[unit.a] - wide[unit.b]).sort_values()
+    colours = np.where(d > 0, "#55a868", np.where(d < 0, "#c44e52", "#888888"))
+    ax.bar(np.arange(d.size), d.to_numpy(), color=colours)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xticks(np.arange(d.size))
+    ax.set_xticklabels(d.index.astype(str), rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel(f"task mean: {unit.a} - {unit.b}")
+    s = unit.task_sign
+    ax.set_title(f"task as unit: {s.wins} W / {s.losses} L / {s.ties} T, sign test p = {s.pvalue:.3g}", fontsize=9)
+    return ax

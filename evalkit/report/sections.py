@@ -1,0 +1,256 @@
+"""Section builders of the report. Each takes a :class:`ReportContext` and returns a
+:class:`Section` (or None when its inputs are absent).
+
+To add a section (e.g. Elo per budget for ``evalkit demo``), write a function of the same
+shape and pass it to :func:`evalkit.report.write_report` via ``extra_sections=``::
+
+    def budget_section(ctx: ReportContext) -> Section | None:
+        curve = ctx.params["curve"]                      # anything you put in params
+        ax = plot_curve(curve)                           # any plot_* returning an Axes
+        fig = ctx.save_figure(ax, "elo_per_budget", "Self-Elo against budget, 95% bootstrap band.")
+        return Section("Elo per budget", (Text("..."), fig, Table(curve.table, csv="tables/curve.csv")))
+
+    write_report(out, comparisons=frame, extra_sections=[budget_section], params={"curve": curve})
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text
+from evalkit.stats import compare_systems, compare_units
+from evalkit.stats.headtohead import head_to_head
+
+__all__ = [
+    "inputs_section", "leaderboard_section", "win_rate_section", "head_to_head_section", "pairwise_section", "unit_section",
+    "methods_section", "DEFAULT_SECTIONS",
+]
+
+
+def inputs_section(ctx: ReportContext) -> Section | None:
+    """What was read: files, rows kept and dropped by reason, players, items."""
+    items: list[str] = []
+    for r in ctx.read_reports:
+        items.extend(line.strip() for line in str(r.to_text() if hasattr(r, "to_text") else r).splitlines())
+    c = ctx.comparisons
+    if c is not None:
+        players = pd.unique(pd.concat([c["player_a"], c["player_b"]]))
+        n_items = c["item"].nunique() if "item" in c and c["item"].notna().any() else 0
+        items.append(f"comparisons: {len(c)} rows, {len(players)} players"
+                     + (f", {n_items} items" if n_items else ""))
+    s = ctx.scores
+    if s is not None:
+        extra = ", ".join(f"{s[col].nunique()} {col}s" for col in ("task", "trial") if col in s)
+        items.append(f"scores: {len(s)} rows, {s['system'].nunique()} systems"
+                     + (f", {s['item'].nunique()} items" if "item" in s else "") + (f", {extra}" if extra else ""))
+        base = ctx.params.get("scores_from_comparisons")
+        if base:
+            items.append(f"per-item scores were derived from the comparisons: every comparison involves {base!r}, "
+                         f"so a system's score on an item is its outcome against {base!r} there (ties as half); "
+                         f"{base!r} itself is rated in the leaderboard, not in the paired tests")
+    if not items:
+        return None
+    return Section("Inputs", (Bullets(tuple(items)),))
+
+
+def _plot_or_none(module: str, name: str):
+    """A plotting function of another evalkit module, or None if it does not exist (yet)."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def leaderboard_section(ctx: ReportContext) -> Section | None:
+    """Bradley-Terry Elo leaderboard with intervals (evalkit.ratings.leaderboard)."""
+    if ctx.comparisons is None:
+        return None
+    from evalkit.ratings import leaderboard
+
+    p = ctx.params
+    has_items = "item" in ctx.comparisons and ctx.comparisons["item"].notna().all()
+    if has_items and p.get("n_boot", 200) > 0:
+        table = leaderboard(ctx.comparisons, interval="bootstrap", cluster="item", n_boot=p.get("n_boot", 200),
+                            rng=ctx.seed, level=p["confidence_level"])
+    else:
+        table = leaderboard(ctx.comparisons, level=p["confidence_level"])
+    ctx.results["leaderboard"] = table
+    plot = _plot_or_none("evalkit.plots.ratings", "plot_leaderboard")
+    if plot is not None:
+        ax = plot(table)
+    else:  # interim: the generic interval plot (evalkit.plots.ratings not available)
+        from evalkit.plots.stats import plot_forest
+
+        ax = plot_forest(table, estimate="elo", label="model", reference=None, highlight=None, xlabel="Elo")
+    fig = ctx.save_figure(ax, "leaderboard", f"Bradley-Terry Elo with {table.attrs.get('interval', 'intervals')}.")
+    text = (f"Bradley-Terry ratings on the Elo scale (ties: {table.attrs.get('ties', 'half')}); interval: "
+            f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}.")
+    return Section("Leaderboard", (Text(text), Table(table, floatfmt=".4g", csv="tables/leaderboard.csv"), fig))
+
+
+def win_rate_section(ctx: ReportContext) -> Section | None:
+    """Head-to-head win rates (ties as half) of the top players as a heatmap."""
+    if ctx.comparisons is None:
+        return None
+    from evalkit.ratings import aggregate, win_rate_matrix
+
+    mat = win_rate_matrix(aggregate(ctx.comparisons))
+    order = list(ctx.results["leaderboard"]["model"]) if "leaderboard" in ctx.results else list(mat.index)
+    k = int(ctx.params.get("max_players", 20))
+    met = mat.notna().sum(axis=1)
+    # hubs (players who met at least half of the others, e.g. AlpacaEval's baseline) are always shown
+    hubs = [m for m in order if met[m] >= (len(order) - 1) / 2]
+    top = hubs + [m for m in order if m not in hubs][: max(k - len(hubs), 0)]
+    top = [m for m in order if m in top]
+    mat = mat.loc[top, top]
+    share_met = float(np.triu(mat.notna().to_numpy(), 1).sum() / max(len(top) * (len(top) - 1) / 2, 1))
+    plot = _plot_or_none("evalkit.plots.ratings", "plot_win_rate_heatmap")
+    if plot is not None:
+        ax = plot(mat)
+    else:  # interim heatmap (evalkit.plots.ratings not available)
+        import matplotlib.pyplot as plt
+        import seaborn as sns
+
+        _, ax = plt.subplots(figsize=(1.2 + 0.45 * len(top), 1.0 + 0.4 * len(top)))
+        sns.heatmap(mat, annot=len(top) <= 12, fmt=".2f", vmin=0, vmax=1, cmap="RdBu_r", center=0.5, ax=ax,
+                    cbar_kws={"label": "row's win rate"})
+    shown = f"{len(top)} of {len(order)}" if len(order) > len(top) else f"all {len(top)}"
+    hub_txt = f" (always including {', '.join(hubs)}, who met most players)" if hubs else ""
+    fig = ctx.save_figure(ax, "win_rates", f"Head-to-head win rate of the row player (ties as half), {shown} players "
+                                           f"by rating{hub_txt}; blank where two players never met.")
+    text = Text(f"{share_met:.0%} of the pairs shown met directly; the others are compared only through the "
+                "Bradley-Terry model (leaderboard above) or through paired tests on shared items (below).")
+    return Section("Head-to-head win rates", (text, fig))
+
+
+def head_to_head_section(ctx: ReportContext) -> Section | None:
+    """Exact binomial tests of direct games between the top players (logs without a shared baseline)."""
+    if ctx.comparisons is None or ctx.params.get("scores_from_comparisons"):
+        return None
+    p = ctx.params
+    order = list(ctx.results["leaderboard"]["model"]) if "leaderboard" in ctx.results else None
+    k = int(p.get("max_players", 20))
+    if order is not None:
+        order = order[:k]
+    pairs = p.get("pairs") if isinstance(p.get("pairs"), str) else "all"
+    table, mult = head_to_head(ctx.comparisons, pairs=pairs, order=order, ties=p.get("ties", "drop"),
+                               adjust=p["adjust"], alpha=p["alpha"], confidence_level=p["confidence_level"])
+    ctx.results["head_to_head"] = (table, mult)
+    if mult is None:
+        return Section("Head-to-head tests", (Text("No pair among the players shown has integral direct game counts "
+                                                   "to test (see the notes)."), Table(table)))
+    blocks = [
+        Text(f"Direct games only, between the top {len(order) if order else 'ranked'} players by rating "
+             f"({'pairs that met' if pairs == 'all' else 'neighbours in the ranking'}): exact binomial sign test of "
+             f"a's wins among decisive games (ties: {p.get('ties', 'drop')}), win rate with ties as half and its "
+             f"{p['confidence_level']:.0%} Wilson interval."),
+        Text(f"Multiplicity correction: {mult.description}."),
+        Table(table.rename(columns={"pvalue_adjusted": f"p_{p['adjust']}"}), floatfmt=".4g",
+              csv="tables/head_to_head.csv"),
+    ]
+    from evalkit.plots.stats import plot_forest
+
+    shown = table.dropna(subset=["win_rate"])
+    if len(shown):
+        ax = plot_forest(shown.head(40), estimate="win_rate", reference=0.5, xlabel="win rate of a against b (ties as half)")
+        blocks.append(ctx.save_figure(ax, "head_to_head", "Head-to-head win rates with Wilson intervals; red: "
+                                                          f"significant after {p['adjust']}."))
+    return Section("Head-to-head tests", tuple(blocks))
+
+
+def pairwise_section(ctx: ReportContext) -> Section | None:
+    """Paired tests between systems on shared items, with the multiplicity correction."""
+    s = ctx.scores
+    if s is None or "item" not in s:
+        return None
+    p = ctx.params
+    pairs = p.get("pairs") or ("all" if s["system"].nunique() <= 8 else "adjacent")
+    res = compare_systems(s, pairs=pairs, test=p["test"], adjust=p["adjust"], alpha=p["alpha"],
+                          confidence_level=p["confidence_level"])
+    ctx.results["pairwise"] = res
+    t = res.table
+    show = t[["a", "b", "n_items", "only_a", "only_b", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+              "effect_size", "pvalue", "pvalue_adjusted", "reject", "note"]].rename(
+        columns={"effect_size": "d_z", "pvalue_adjusted": f"p_{p['adjust']}"})
+    blocks: list = [Text(
+        f"Each pair is compared on the items both systems were scored on: mean difference (a - b) with a "
+        f"{p['confidence_level']:.0%} t interval, Cohen's d_z, and the {res.test} "
+        f"({'pairs ordered by mean score, each with the next' if pairs == 'adjacent' else str(pairs) + ' pairs'}).")]
+    if res.multiplicity is not None:
+        blocks.append(Text(f"Multiplicity correction: {res.multiplicity.description}."))
+    blocks.append(Text(res.unmatched_report))
+    untested = t[t["note"].fillna("") != ""]
+    if len(untested):
+        blocks.append(Text(f"{len(untested)} pairs could not be tested (see the note column) and are not in the family."))
+    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv"))
+    from evalkit.plots.stats import plot_forest
+
+    tested = t.dropna(subset=["diff"])
+    if len(tested):
+        ax = plot_forest(tested.head(40), xlabel="mean difference on shared items (a - b)")
+        more = f" (first 40 of {len(tested)})" if len(tested) > 40 else ""
+        blocks.append(ctx.save_figure(ax, "pairwise", f"Paired differences with {p['confidence_level']:.0%} t intervals"
+                                                      f"{more}; red: significant after {p['adjust']}."))
+    return Section("Paired comparisons on shared items", tuple(blocks))
+
+
+def unit_section(ctx: ReportContext) -> Section | None:
+    """Trial-level vs task-level tests (needs per-(task, trial) scores)."""
+    s = ctx.scores
+    if s is None or not {"task", "trial"} <= set(s.columns):
+        return None
+    p = ctx.params
+    pair = p.get("unit_pair")
+    if pair is None:
+        order = s.groupby("system")["score"].mean().sort_values(ascending=False).index.tolist()
+        if len(order) < 2:
+            return None
+        pair = (order[0], order[1])
+    u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("ties", "drop"))
+    ctx.results["unit"] = u
+    from evalkit.plots.stats import plot_task_differences, plot_trial_means
+
+    f1 = ctx.save_figure(plot_trial_means(u), "unit_trials", "Trial means of each system (grey) with the mean and "
+                                                               "its t interval (blue): the sample of the trial-level test.")
+    f2 = ctx.save_figure(plot_task_differences(u), "unit_tasks", "Per-task mean difference: the sample of the "
+                                                                   "task-level tests.")
+    table = u.to_frame()[["unit", "test", "method", "n", "statistic", "df", "pvalue", "estimate", "estimate_name",
+                          "ci_low", "ci_high",
+                          "effect_size", "effect_size_name", "handling", "significant"]]
+    note = "" if p.get("unit_pair") else " (the two systems with the highest mean score)"
+    return Section("Unit of analysis: trials or tasks?", (
+        Text(f"**{u.a}** vs **{u.b}**{note}, differences a - b."),
+        Table(table, floatfmt=".4g", csv="tables/unit_of_analysis.csv"),
+        Text(u.verdict), Text(u.explanation), f1, f2,
+    ))
+
+
+def methods_section(ctx: ReportContext) -> Section | None:
+    """The conventions behind every number of the report."""
+    p = ctx.params
+    items = [
+        "Two-sample tests are Welch's t-test (Welch-Satterthwaite df), never Student's pooled test.",
+        "Sign tests are exact binomial tests; tied pairs are "
+        + {"drop": "dropped (and counted)", "loss": "counted as losses", "win": "counted as wins"}[p.get("ties", "drop")] + ".",
+        f"Intervals are {p['confidence_level']:.0%}: t quantiles for means (df = n - 1), Wilson or Clopper-Pearson for "
+        "proportions; plots draw these intervals, not seaborn's bootstrap.",
+        f"Random seed {ctx.seed} (bootstrap intervals); the same inputs and seed give the same report.",
+    ]
+    families = []
+    if "pairwise" in ctx.results and ctx.results["pairwise"].multiplicity is not None:
+        families.append(ctx.results["pairwise"].multiplicity.description)
+    if "head_to_head" in ctx.results and ctx.results["head_to_head"][1] is not None:
+        families.append(ctx.results["head_to_head"][1].description)
+    if families:
+        items.insert(3, "Multiplicity, each family corrected separately: " + "; ".join(families) + ".")
+    else:
+        items.insert(3, "No family of pairwise tests in this report, so no multiplicity correction was applied; "
+                        f"each test is read at alpha = {p['alpha']:g}.")
+    return Section("Methods", (Bullets(tuple(items)),))
+
+
+DEFAULT_SECTIONS = (inputs_section, leaderboard_section, win_rate_section, head_to_head_section, pairwise_section,
+                    unit_section, methods_section)
