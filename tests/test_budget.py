@@ -259,3 +259,21 @@ def test_geometric_grid_and_errors():
         geometric_grid(1, 10, ratio=1.0)
     with pytest.raises(ValueError, match="mode"):
         elo_curves(pd.DataFrame({"system": ["a"], "session": [1], "budget": [1], "score": [1]}), mode="both")
+
+
+def test_composite_pass_at_4_on_the_joint_scale_matches_the_split_identity():
+    # Sessions below the reference (200 Elo/decade). The best of 4 independent sessions at
+    # B/4 rates r(B/4) + 400 log10 4 (max of 4 Gumbels = Gumbel + ln 4), i.e.
+    # 200 log10 4 = 120.4 Elo above one session of B.
+    from evalkit.budget import best_of_sessions
+
+    grid = geometric_grid(1e5, 1e5 * 2**8, ratio=2)
+    tr = gumbel_traces(lambda b: 200 * np.log10(b / 1e5), grid, 40, 30, 12, system="pass@1")
+    solo = tr.loc[tr["session"] < 20]
+    members = tr.loc[tr["session"] >= 20]  # independent sessions for the composite
+    p4 = best_of_sessions(members, 4, name="pass@4")
+    res = elo_curves(pd.concat([solo, p4]), budgets=grid, mode="joint", within_session=False, bootstrap=0)
+    c = res.curve.set_index(["system", "budget"])["elo"]
+    gap = c[("pass@4", grid[-1])] - c[("pass@1", grid[-1])]
+    assert abs(gap - 200 * np.log10(4)) < 30
+    assert np.isnan(c[("pass@4", grid[0])])  # before the composite's first submission (4 x 1e5)
