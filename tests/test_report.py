@@ -1,0 +1,133 @@
+"""evalkit report: files exist, the HTML references every PNG, run.json records the run."""
+
+import hashlib
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from evalkit.cli import main
+from evalkit.report import Section, Table, Text, write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED002 = ROOT / "data" / "seed002" / "scores.csv"
+AE1 = ROOT / "data" / "alpaca_eval" / "alpaca_eval_gpt4__vs_text_davinci_003__preferences.csv.gz"
+LLMFAO_GPT4 = ROOT / "data" / "llmfao" / "gpt4-comparisons.csv"
+
+
+class _Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.images, self.ids = [], []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "img":
+            self.images.append(a["src"])
+        if "id" in a:
+            self.ids.append(a["id"])
+
+
+def _check_folder(out: Path) -> _Links:
+    for name in ("report.md", "report.html", "run.json"):
+        assert (out / name).is_file(), name
+    pngs = sorted(p.relative_to(out).as_posix() for p in (out / "figures").glob("*.png"))
+    assert pngs, "no figures written"
+    parser = _Links()
+    parser.feed((out / "report.html").read_text(encoding="utf-8"))
+    assert sorted(parser.images) == pngs  # every PNG is referenced, every reference exists
+    md = (out / "report.md").read_text(encoding="utf-8")
+    for png in pngs:
+        assert f"]({png})" in md
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return parser
+
+
+def test_seed002_report_shows_both_units(tmp_path):
+    out = write_report(tmp_path / "r", scores=SEED002, title="Seed 002", seed=3)
+    _check_folder(out)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "Unit of analysis" in md and "Welch two-sample t-test" in md and "Exact sign test" in md
+    assert "8 wins / 3 losses / 1 ties, p = 0.2266" in md  # scipy.stats.binomtest(8, 11).pvalue = 0.2265625
+    assert "Here the two units disagree" in md
+    run = json.loads((out / "run.json").read_text())
+    assert run["seed"] == 3 and run["evalkit_version"]
+    assert run["parameters"]["adjust"] == "holm" and run["parameters"]["confidence_level"] == 0.95
+    (entry,) = run["inputs"]
+    assert entry["sha256"] == hashlib.sha256(SEED002.read_bytes()).hexdigest()
+    assert set(run["outputs"]) >= {"report.md", "report.html", "figures/unit_trials.png", "figures/unit_tasks.png"}
+    table = pd.read_csv(out / "tables" / "unit_of_analysis.csv")
+    assert list(table["unit"]) == ["trial", "task", "task"]
+
+
+def test_cli_report_on_bundled_alpaca_eval(tmp_path):
+    out = tmp_path / "ae"
+    code = main(["report", str(AE1), "--out", str(out), "--n-boot", "20", "--seed", "1"])
+    assert code == 0
+    links = _check_folder(out)
+    assert {"figures/leaderboard.png", "figures/win_rates.png", "figures/pairwise.png"} <= set(links.images)
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "dropped 61" in md  # the 61 NaN preferences are reported, not silently dropped
+    assert "Holm step-down" in md and "Paired t-test" in md
+    pair = pd.read_csv(out / "tables" / "pairwise.csv")
+    assert "text_davinci_003" not in set(pair["a"]) | set(pair["b"])  # the baseline is rated, not paired
+    # falcon-7b-instruct is a byte copy of falcon-40b-instruct: equal means, so neighbours; all
+    # differences are zero and the pair is reported as not tested (and kept out of the Holm family)
+    dup = pair[pair["a"].str.startswith("falcon") & pair["b"].str.startswith("falcon")]
+    assert len(dup) == 1 and "not tested" in dup["note"].iloc[0] and pd.isna(dup["pvalue"].iloc[0])
+    board = pd.read_csv(out / "tables" / "leaderboard.csv")
+    assert board["model"].nunique() == 54 and (board["ci_low"] <= board["elo"]).all()
+
+
+def test_cli_report_on_llmfao_has_head_to_head_tests(tmp_path):
+    out = tmp_path / "llm"
+    assert main(["report", str(LLMFAO_GPT4), "--out", str(out), "--n-boot", "0"]) == 0
+    links = _check_folder(out)
+    assert "figures/head_to_head.png" in links.images
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "no common baseline" in md and "head-to-head sign tests" in md
+
+
+def test_same_seed_same_report(tmp_path):
+    a = write_report(tmp_path / "a", scores=SEED002, seed=5)
+    b = write_report(tmp_path / "b", scores=SEED002, seed=5)
+    assert (a / "report.md").read_text() == (b / "report.md").read_text()
+    for png in (a / "figures").glob("*.png"):
+        assert png.read_bytes() == (b / "figures" / png.name).read_bytes()
+
+
+def test_extra_section_builder_is_rendered(tmp_path):
+    def budget_section(ctx):
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots()
+        ax.plot([1, 10, 100], [1000, 1100, 1150])
+        fig = ctx.save_figure(ax, "elo_per_budget", "Elo against budget.")
+        return Section("Elo per budget", (Text(f"seed {ctx.seed}, k = {ctx.params['k']}"), fig,
+                                          Table(pd.DataFrame({"budget": [1, 10], "elo": [1000.0, 1100.5]}),
+                                                csv="tables/curve.csv")))
+
+    out = write_report(tmp_path / "x", scores=SEED002, extra_sections=[budget_section], params={"k": 4}, seed=9)
+    links = _check_folder(out)
+    assert "figures/elo_per_budget.png" in links.images and "elo-per-budget" in links.ids
+    assert "seed 9, k = 4" in (out / "report.md").read_text()
+    assert (out / "tables" / "curve.csv").is_file()
+    assert json.loads((out / "run.json").read_text())["parameters"]["k"] == 4
+
+
+def test_report_bad_inputs(tmp_path, capsys):
+    with pytest.raises(ValueError, match="Nothing to report"):
+        write_report(tmp_path / "n")
+    with pytest.raises(ValueError, match="confidence_level"):
+        write_report(tmp_path / "c", scores=SEED002, confidence_level=1.5)
+    with pytest.raises(ValueError, match="adjust"):
+        write_report(tmp_path / "c", scores=SEED002, adjust="hs")
+    bad = pd.DataFrame({"model": ["a", "b"], "score": [1.0, 2.0]})
+    with pytest.raises(ValueError, match="'system' column"):
+        write_report(tmp_path / "s", scores=bad)
+    with pytest.raises(ValueError, match="'item' column, or 'task' and 'trial'"):
+        write_report(tmp_path / "s", scores=bad, score_columns={"system": "model"})
+    assert main(["report", "--out", str(tmp_path / "e")]) == 2
+    assert "evalkit report: error:" in capsys.readouterr().err
