@@ -188,7 +188,7 @@ def bootstrap_bt(
     ties: TiesMode = "half",
     l2: float = 0.0,
     fit: BTFit | None = None,
-    tol: float = 1e-7,
+    tol: float = 1e-6,
     max_iter: int = 100,
 ) -> BTBootstrap:
     """Bootstrap a Bradley–Terry fit by resampling comparisons or clusters.
@@ -209,7 +209,8 @@ def bootstrap_bt(
     fit : BTFit, optional
         The full-data fit, if already made (its options are used).
     tol, max_iter
-        Newton convergence for the replicates (warm-started at the full fit).
+        Convergence of the replicate fits (largest step in theta; 1e-6 is 4e-5 Elo),
+        warm-started at the full fit.
 
     Returns
     -------
