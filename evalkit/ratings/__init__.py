@@ -12,7 +12,7 @@ from evalkit.ratings.elo import ELO_SCALE, elo_table, theta_to_elo
 from evalkit.ratings.existence import check_existence
 from evalkit.ratings.leaderboard import LEADERBOARD_COLUMNS, leaderboard
 from evalkit.ratings.online import online_elo
-from evalkit.ratings.tallies import average_win_rate, counting, tallies, win_rate_matrix
+from evalkit.ratings.tallies import average_win_rate, counting, win_rate_matrix
 
 __all__ = [
     "PairCounts",
@@ -29,7 +29,6 @@ __all__ = [
     "counting",
     "win_rate_matrix",
     "average_win_rate",
-    "tallies",
     "LEADERBOARD_COLUMNS",
     "leaderboard",
 ]

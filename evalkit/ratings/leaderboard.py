@@ -13,7 +13,7 @@ from evalkit.ratings.bootstrap import bootstrap_bt
 from evalkit.ratings.bt import TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate
 from evalkit.ratings.elo import elo_table, interval_label
-from evalkit.ratings.tallies import tallies
+from evalkit.summary import summarize
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard"]
 
@@ -71,8 +71,8 @@ def leaderboard(
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`LEADERBOARD_COLUMNS`; ``n``, ``wins``, ``losses``, ``ties`` are
-        weighted counts and ``win_rate`` counts ties as half. ``attrs`` records the method:
+        Columns :data:`LEADERBOARD_COLUMNS`; ``n``, ``wins``, ``losses``, ``ties`` and
+        ``win_rate`` (ties as half) as in :func:`evalkit.summary.summarize`. ``attrs`` records the method:
         ``interval`` (e.g. ``"sandwich 95% Wald, centred"``), ``parametrisation``
         (``"centred"`` / ``"difference with <anchor>"``), ``ties``, ``n_iter``,
         ``grad_norm``, ``converged``, ``tie_param`` and, for the bootstrap,
@@ -119,7 +119,7 @@ def leaderboard(
         attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
     else:
         attrs["interval"] = f"{interval} {level:.0%} Wald, {label}"
-    counts = tallies(fit.counts)
+    counts = summarize(frame).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
     out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
     out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(
         drop=True

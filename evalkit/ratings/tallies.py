@@ -1,5 +1,5 @@
-"""Rating-free summaries of pair counts, with evalica's definitions: counting, win-rate matrix,
-average win rate, and per-model tallies.
+"""Rating-free summaries of pair counts, with evalica's definitions: counting, win-rate matrix
+and average win rate (per-model wins / losses / ties are :func:`evalkit.summary.summarize`).
 
 All take :class:`~evalkit.ratings.counts.PairCounts` and return pandas objects indexed
 by model name (the order of ``counts.players``). A tie is worth ``tie_weight`` (half a
@@ -14,7 +14,7 @@ import pandas as pd
 
 from evalkit.ratings.counts import PairCounts
 
-__all__ = ["counting", "win_rate_matrix", "average_win_rate", "tallies"]
+__all__ = ["counting", "win_rate_matrix", "average_win_rate"]
 
 
 def _per_player(counts: PairCounts, left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -67,18 +67,3 @@ def average_win_rate(counts: PairCounts, *, tie_weight: float = 0.5) -> pd.Serie
     n_met = met.sum(axis=1)
     score = np.divide(total, n_met, out=np.zeros_like(total), where=n_met > 0)
     return pd.Series(score, index=pd.Index(counts.players, name="model"), name="average_win_rate")
-
-
-def tallies(counts: PairCounts) -> pd.DataFrame:
-    """Per model: ``n`` (weighted comparisons), ``wins``, ``losses``, ``ties`` and ``win_rate`` (ties as half)."""
-    c = counts
-    wins = _per_player(c, c.wins_i, c.wins_j)
-    losses = _per_player(c, c.wins_j, c.wins_i)
-    ties = _per_player(c, c.ties, c.ties)
-    n = wins + losses + ties
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = (wins + 0.5 * ties) / n
-    return pd.DataFrame(
-        {"n": n, "wins": wins, "losses": losses, "ties": ties, "win_rate": rate},
-        index=pd.Index(c.players, name="model"),
-    )

@@ -1,0 +1,101 @@
+"""``evalkit rate PATH``: Bradley–Terry / Elo leaderboard with intervals, tables and plots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evalkit.io import FORMATS, read_comparisons
+from evalkit.io.write import to_markdown, write_table
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``rate`` sub-command."""
+    p = subparsers.add_parser(
+        "rate",
+        help="Bradley-Terry / Elo leaderboard with confidence intervals",
+        description=(
+            "Read pairwise judgments, check that Bradley-Terry ratings exist, fit them on the "
+            "aggregated counts and print the leaderboard (Elo with intervals, n, wins, losses, "
+            "ties, win rate). Intervals: sandwich (robust) by default, or a seeded bootstrap over "
+            "comparisons or clusters. With --out: leaderboard.csv, leaderboard.md, leaderboard.png "
+            "(Elo with whiskers) and win_rates.png (pairwise win-rate heatmap)."
+        ),
+    )
+    p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs")
+    p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
+                   help="input format (default: detected from the columns)")
+    p.add_argument("--ties", choices=["half", "drop", "davidson"], default="half",
+                   help="ties as half a win (default), dropped, or Davidson's tie model")
+    p.add_argument("--anchor", default=None, metavar="MODEL=1000",
+                   help="fix MODEL at this Elo; intervals are then for differences with MODEL "
+                        "(default: centred at 1000)")
+    p.add_argument("--l2", type=float, default=0.0, help="L2 prior strength (default 0: maximum likelihood)")
+    p.add_argument("--interval", choices=["sandwich", "hessian"], default="sandwich",
+                   help="Wald intervals from robust (default) or model-based standard errors; "
+                        "ignored with --bootstrap")
+    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                   help="percentile intervals from N bootstrap replicates (default: none; 1000 with --cluster)")
+    p.add_argument("--cluster", default=None, metavar="COLUMN",
+                   help="bootstrap whole clusters of this column (e.g. item, judge) instead of comparisons")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--out", default=None, metavar="DIR", help="write CSV, Markdown and PNG plots into DIR")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute ``evalkit rate``."""
+    from evalkit.ratings import aggregate, leaderboard, win_rate_matrix
+    from evalkit.ratings.elo import parse_anchor
+
+    source = args.path[0] if len(args.path) == 1 else args.path
+    frame, report = read_comparisons(source, format=args.format)
+    print(report.to_text(), file=sys.stderr)
+    anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
+    n_boot = args.bootstrap or (1000 if args.cluster else 0)
+    if n_boot < 0:
+        raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
+    table = leaderboard(
+        frame, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+        interval="bootstrap" if n_boot else args.interval, level=args.level,
+        n_boot=max(n_boot, 1), cluster=args.cluster, rng=args.seed,
+    )
+    attrs = table.attrs
+    print(f"\nBradley-Terry Elo leaderboard (ties: {attrs['ties']}; intervals: {attrs['interval']})\n")
+    print(to_markdown(table, floatfmt=".4g"))
+    notes = [f"fit: {attrs['n_iter']} Newton iterations, gradient norm {attrs['grad_norm']:.1e}, "
+             f"{'converged' if attrs['converged'] else 'NOT CONVERGED'}"]
+    if attrs.get("tie_param") is not None:
+        notes.append(f"Davidson tie parameter nu = {attrs['tie_param']:.4g}")
+    if attrs.get("n_degenerate"):
+        notes.append(f"{attrs['n_degenerate']} of {attrs['n_boot']} bootstrap replicates had no finite ratings "
+                     "(a model never lost or never won in them) and were left out of the intervals")
+    for note in notes:
+        print(note)
+    if args.out:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        written = [write_table(table, out / "leaderboard.csv"), write_table(table, out / "leaderboard.md")]
+        ax = plot_leaderboard(table)
+        ax.figure.tight_layout()
+        ax.figure.savefig(out / "leaderboard.png", dpi=150)
+        plt.close(ax.figure)
+        matrix = win_rate_matrix(aggregate(frame))
+        ax = plot_win_rate_heatmap(matrix, order=list(table["model"]))
+        ax.figure.tight_layout()
+        ax.figure.savefig(out / "win_rates.png", dpi=150)
+        plt.close(ax.figure)
+        written += [out / "leaderboard.png", out / "win_rates.png"]
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0

@@ -1,0 +1,73 @@
+"""Plots of ratings: the leaderboard with its intervals, and the pairwise win-rate heatmap.
+
+Every ``plot_*`` takes ``ax=None``, returns the Axes and imports matplotlib / seaborn lazily.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.plots.stats import plot_forest
+
+__all__ = ["plot_leaderboard", "plot_win_rate_heatmap"]
+
+
+def plot_leaderboard(table: pd.DataFrame, *, ax: Any = None, xlabel: str | None = None) -> Any:
+    """Elo per model with interval whiskers, best model on top.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`evalkit.ratings.leaderboard` output (``model, elo, ci_low, ci_high``).
+    ax : matplotlib Axes, optional
+    xlabel : str, optional
+        Default: "Elo" plus the interval description from ``table.attrs["interval"]``.
+    """
+    t = table.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
+    if xlabel is None:
+        what = table.attrs.get("interval")
+        xlabel = f"Elo ({what})" if what else "Elo"
+    ax = plot_forest(t, estimate="elo", label="model", reference=None, highlight=None, xlabel=xlabel, ax=ax)
+    anchored = str(table.attrs.get("parametrisation", "")).startswith("difference with")
+    if anchored:
+        ax.set_title(f"intervals are for the {table.attrs['parametrisation']}", fontsize=8)
+    return ax
+
+
+def plot_win_rate_heatmap(
+    matrix: pd.DataFrame, *, order: list[str] | None = None, ax: Any = None, annot: bool | None = None
+) -> Any:
+    """Heatmap of pairwise win rates (row model against column model; blank where they never met).
+
+    Parameters
+    ----------
+    matrix : pandas.DataFrame
+        :func:`evalkit.ratings.win_rate_matrix` output.
+    order : list of str, optional
+        Model order for rows and columns (e.g. the leaderboard's); default as given.
+    ax : matplotlib Axes, optional
+    annot : bool, optional
+        Write the rates in the cells; default for up to 15 models.
+    """
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    if order is not None:
+        matrix = matrix.loc[order, order]
+    n = len(matrix)
+    if ax is None:
+        side = float(np.clip(0.45 * n + 2.5, 4.0, 16.0))
+        _, ax = plt.subplots(figsize=(side + 1.0, side))
+    if annot is None:
+        annot = n <= 15
+    sns.heatmap(
+        matrix.astype(float), ax=ax, vmin=0.0, vmax=1.0, center=0.5, cmap="RdBu_r", square=True,
+        annot=annot, fmt=".2f", annot_kws={"fontsize": 7}, cbar_kws={"label": "win rate of row vs column (ties = 1/2)"},
+    )
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("model")
+    ax.tick_params(labelsize=7)
+    return ax

@@ -1,0 +1,68 @@
+"""``evalkit rate``: tables and plots written, numbers pinned to evalica's golden, errors are one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pandas as pd
+
+from evalkit.cli import main
+from evalkit.io import read_comparisons
+from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
+from evalkit.ratings import ELO_SCALE, aggregate, win_rate_matrix
+
+DATA = Path(__file__).parent / "data" / "evalica"
+
+
+def test_rate_writes_tables_and_plots(tmp_path, capsys):
+    code = main(["rate", str(DATA / "food.csv"), "--out", str(tmp_path)])
+    assert code == 0
+    printed = capsys.readouterr()
+    assert "sandwich 95% Wald, centred" in printed.out and "kept 30" in printed.err
+    for name in ("leaderboard.csv", "leaderboard.md", "leaderboard.png", "win_rates.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    table = pd.read_csv(tmp_path / "leaderboard.csv")
+    # Elo = 1000 + 400/ln 10 * (log s - mean log s) with s = evalica.bradley_terry scores (golden)
+    gold = pd.read_csv(DATA / "food-golden.csv").query("algorithm == 'bradley_terry'").set_index("item")["score"]
+    expected = 1000 + ELO_SCALE * (np.log(gold) - np.log(gold).mean())
+    got = table.set_index("model")["elo"]
+    np.testing.assert_allclose(got.loc[expected.index], expected.to_numpy(), atol=0.01)
+    assert list(table["rank"]) == list(range(1, len(table) + 1))
+    assert (table["ci_low"] < table["elo"]).all() and (table["elo"] < table["ci_high"]).all()
+
+
+def test_rate_anchor_bootstrap(tmp_path, capsys):
+    args = ["rate", str(DATA / "food.csv"), "--anchor", "Pizza=1200", "--bootstrap", "200", "--seed", "3"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "difference with Pizza" in out and "bootstrap 95% percentile" in out
+    assert "| Pizza | 1200 | 1200 | 1200 |" in out
+
+
+def test_rate_errors_are_one_line(tmp_path, capsys):
+    bad = tmp_path / "two_parts.csv"
+    bad.write_text("left,right,winner\na,b,left\nb,a,left\nc,d,left\nd,c,right\n")
+    assert main(["rate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "falls into 2 parts" in err and "Traceback" not in err
+    assert main(["rate", str(DATA / "food.csv"), "--anchor", "Pizza"]) == 2
+    assert "MODEL=1000" in capsys.readouterr().err
+
+
+def test_plots_return_axes():
+    frame = read_comparisons(DATA / "simple.csv").frame
+    matrix = win_rate_matrix(aggregate(frame))
+    ax = plot_win_rate_heatmap(matrix, order=list(matrix.index[::-1]))
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(matrix.index[::-1])
+    table = pd.DataFrame({"model": ["a", "b"], "elo": [1010.0, 990.0], "ci_low": [1000.0, 980.0], "ci_high": [1020.0, 1000.0]})
+    table.attrs["interval"] = "sandwich 95% Wald, centred"
+    ax2 = plot_leaderboard(table)
+    assert ax2.get_xlabel() == "Elo (sandwich 95% Wald, centred)"
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
