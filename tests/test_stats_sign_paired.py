@@ -113,6 +113,10 @@ def test_mcnemar_matches_statsmodels():
     assert c.statistic == pytest.approx(3.0625) and c.pvalue == pytest.approx(0.08011831372763421, rel=1e-10)
     ref = mcnemar([[30, 12], [4, 20]], exact=False, correction=False)
     assert mcnemar_test(x, y, exact=False, correction=False).pvalue == pytest.approx(ref.pvalue, rel=1e-12)
+    # one-sided exact: scipy.stats.binomtest(12, 16, alternative='greater').pvalue = 0.0384063720703125
+    assert mcnemar_test(x, y, alternative="greater").pvalue == pytest.approx(0.0384063720703125, rel=1e-12)
+    with pytest.raises(ValueError, match="two-sided"):
+        mcnemar_test(x, y, exact=False, alternative="greater")
     with pytest.raises(ValueError, match="No discordant pairs"):
         mcnemar_test([1, 0, 1], [1, 0, 1])
     with pytest.raises(ValueError, match="pass/fail"):

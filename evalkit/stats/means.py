@@ -73,17 +73,24 @@ def mean_se(
     if se == 0.0 and codes is None:
         raise ValueError(f"All {v.size} values equal {float(v[0])!r} (zero variance): the standard error is 0 "
                          "and a t interval is meaningless; report the constant instead.")
-    mean = float(v.mean())
     details: dict[str, float | int] = {"sd": float(v.std(ddof=1))}
     if g is not None:
         clt = v.std(ddof=1) / np.sqrt(v.size)
         details.update(n_clusters=g, design_effect=float((se / clt) ** 2) if clt > 0 else float("nan"))
+    what = "mean with " + ("cluster-robust (CR1) standard error" if g else "CLT standard error")
+    return _t_estimate(what, float(v.mean()), se, df, g, v.size, confidence_level, details)
+
+
+def _t_estimate(
+    what: str, mean: float, se: float, df: float, g: int | None, n: int, confidence_level: float,
+    details: dict[str, float | int],
+) -> Estimate:
+    """An :class:`Estimate` with a t(df) interval ``mean +- q se``."""
     return Estimate(
-        method="mean with " + ("cluster-robust (CR1) standard error" if g else "CLT standard error")
-        + f", t({df:g}) interval",
+        method=f"{what}, t({df:g}) interval",
         estimate=mean,
         se=se,
-        n=int(v.size),
+        n=int(n),
         df=df,
         handling=f"{g} clusters" if g else "",
         confidence_level=confidence_level,
@@ -123,20 +130,9 @@ def paired_difference(
                          "the standard error of the difference is 0.")
     se_unpaired = float(np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size))
     corr = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
-    mean = float(d.mean())
-    return Estimate(
-        method="paired mean difference with " + ("CR1 clustered" if g else "CLT")
-        + f" standard error, t({df:g}) interval",
-        estimate=mean,
-        se=se,
-        n=int(d.size),
-        df=df,
-        handling=f"{g} clusters" if g else "",
-        confidence_level=confidence_level,
-        details={
-            "mean_x": float(a.mean()), "mean_y": float(b.mean()), "correlation": corr,
-            "se_unpaired": se_unpaired,
-            "variance_reduction": float(1 - se**2 / se_unpaired**2) if se_unpaired > 0 else float("nan"),
-        },
-        _ci=lambda level: t_interval(mean, se, df, level),
-    )
+    details = {
+        "mean_x": float(a.mean()), "mean_y": float(b.mean()), "correlation": corr, "se_unpaired": se_unpaired,
+        "variance_reduction": float(1 - se**2 / se_unpaired**2) if se_unpaired > 0 else float("nan"),
+    }
+    what = "paired mean difference with " + ("CR1 clustered" if g else "CLT") + " standard error"
+    return _t_estimate(what, float(d.mean()), se, df, g, d.size, confidence_level, details)

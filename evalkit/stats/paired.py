@@ -7,6 +7,9 @@ default (``zero_method="wilcox"``); evalkit keeps that default but prints it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
@@ -142,7 +145,7 @@ def _as_pass_fail(v: ArrayLike, name: str) -> np.ndarray:
 
 def mcnemar_test(
     x: ArrayLike, y: ArrayLike, *, exact: bool = True, correction: bool = True,
-    confidence_level: float = 0.95,
+    alternative: str = "two-sided", confidence_level: float = 0.95,
 ) -> TestResult:
     """McNemar's test for paired pass/fail outcomes of two systems on the same items.
 
@@ -154,6 +157,9 @@ def mcnemar_test(
         Exact binomial test on the discordant pairs (default) or the chi-square version.
     correction : bool
         Continuity correction of the chi-square version.
+    alternative : {"two-sided", "less", "greater"}
+        ``"greater"``: x passes more often than y (exact test only; the chi-square test is
+        two-sided).
 
     Returns
     -------
@@ -168,6 +174,9 @@ def mcnemar_test(
     exact=..., correction=...)``.
     """
     check_confidence_level(confidence_level)
+    check_alternative(alternative)
+    if alternative != "two-sided" and not exact:
+        raise ValueError("The chi-square McNemar test is two-sided; use exact=True for a one-sided test.")
     a = _as_pass_fail(x, "x")
     c_ = _as_pass_fail(y, "y")
     if a.shape != c_.shape:
@@ -183,7 +192,8 @@ def mcnemar_test(
             "McNemar's test has nothing to test."
         )
     if exact:
-        stat, p, method = float(b), float(stats.binomtest(b, b + c, 0.5).pvalue), "McNemar's exact test"
+        stat, method = float(b), "McNemar's exact test"
+        p = float(stats.binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
     else:
         stat = (abs(b - c) - (1.0 if correction else 0.0)) ** 2 / (b + c)
         p = float(stats.chi2.sf(stat, 1))
@@ -200,7 +210,7 @@ def mcnemar_test(
         statistic=stat,
         statistic_name="b (x pass, y fail)" if exact else "chi2",
         pvalue=p,
-        alternative="two-sided",
+        alternative=alternative,
         n=n,
         df=None if exact else 1.0,
         estimate=diff,
@@ -253,17 +263,26 @@ def permutation_test(
     p_less = (np.count_nonzero(null <= observed + eps) + adj) / (null.size + adj)
     p = {"greater": p_greater, "less": p_less,
          "two-sided": min(1.0, 2 * min(p_greater, p_less))}[alternative]
-    return TestResult(
-        method="Sign-flip permutation test" + (" (exact)" if exact else f" (Monte Carlo, {n_resamples} resamples)"),
-        statistic=observed,
-        statistic_name="mean difference",
-        pvalue=float(p),
-        alternative=alternative,
-        n=int(n),
-        estimate=observed,
-        estimate_name="mean paired difference",
-        handling="zero differences kept (their sign flip changes nothing)",
+    method = "Sign-flip permutation test" + (" (exact)" if exact else f" (Monte Carlo, {n_resamples} resamples)")
+    return _mean_difference_result(
+        method, d, float(p), alternative, handling="zero differences kept (their sign flip changes nothing)",
         details={"exact": bool(exact), "n_resamples": int(null.size)},
+    )
+
+
+def _mean_difference_result(
+    method: str, d: np.ndarray, pvalue: float, alternative: str, *, handling: str,
+    details: dict[str, Any], confidence_level: float = 0.95,
+    ci: Callable[[float], tuple[float, float]] | None = None,
+) -> TestResult:
+    """Result of a resampling test of the mean paired difference (statistic = estimate = mean(d))."""
+    observed = float(d.mean())
+    sd = float(d.std(ddof=1))
+    return TestResult(
+        method=method, statistic=observed, statistic_name="mean difference", pvalue=pvalue,
+        alternative=alternative, n=int(d.size), estimate=observed, estimate_name="mean paired difference",
+        effect_size=observed / sd if sd > 0 else None, effect_size_name="Cohen's d_z",
+        handling=handling, confidence_level=confidence_level, details=details, _ci=ci,
     )
 
 
@@ -292,7 +311,6 @@ def paired_bootstrap(
         stop = min(start + 1000, n_resamples)
         idx = gen.integers(0, n, size=(stop - start, n))
         boot[start:stop] = d[idx].mean(axis=1)
-    observed = float(d.mean())
     p_le = (np.count_nonzero(boot <= 0) + 1) / (n_resamples + 1)
     p_ge = (np.count_nonzero(boot >= 0) + 1) / (n_resamples + 1)
     p = {"greater": p_le, "less": p_ge, "two-sided": min(1.0, 2 * min(p_le, p_ge))}[alternative]
@@ -305,19 +323,9 @@ def paired_bootstrap(
             return float(np.percentile(boot, 100 * (1 - level))), np.inf
         return -np.inf, float(np.percentile(boot, 100 * level))
 
-    return TestResult(
-        method=f"Paired bootstrap of the mean difference (percentile, {n_resamples} resamples)",
-        statistic=observed,
-        statistic_name="mean difference",
-        pvalue=float(p),
-        alternative=alternative,
-        n=int(n),
-        estimate=observed,
-        estimate_name="mean paired difference",
-        effect_size=observed / float(d.std(ddof=1)) if d.std() > 0 else None,
-        effect_size_name="Cohen's d_z",
-        handling="items resampled with replacement; pairs kept together",
-        confidence_level=confidence_level,
+    return _mean_difference_result(
+        f"Paired bootstrap of the mean difference (percentile, {n_resamples} resamples)", d, float(p),
+        alternative, handling="items resampled with replacement; pairs kept together",
         details={"se": float(boot.std(ddof=1)), "n_resamples": int(n_resamples)},
-        _ci=ci,
+        confidence_level=confidence_level, ci=ci,
     )
