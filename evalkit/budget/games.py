@@ -18,6 +18,22 @@ from evalkit.budget.grid import Checkpoints
 __all__ = ["MISSING", "GameCounts", "count_games"]
 
 MISSING = ("drop", "lose")
+_CHUNK_CELLS = 2_000_000  # session pairs per stacked product x (checkpoint pairs + replicates)
+
+
+def _chunks(parts: list, max_rows: int) -> list[list]:
+    """Group consecutive blocks so that each group has at most ``max_rows`` session pairs."""
+    out, cur, rows = [], [], 0
+    for part in parts:
+        n = part[1].shape[0]
+        if cur and rows + n > max_rows:
+            out.append(cur)
+            cur, rows = [], 0
+        cur.append(part)
+        rows += n
+    if cur:
+        out.append(cur)
+    return out
 
 
 @dataclass(frozen=True)
@@ -50,7 +66,8 @@ class GameCounts:
 def _block(va: np.ndarray, vb: np.ndarray, missing: str) -> tuple[np.ndarray, np.ndarray]:
     """Win and tie indicators of every (session a, ckpt i) against (session b, ckpt j).
 
-    Returns two arrays of shape ``(Sa * Sb, C * C)`` (row ``a*Sb+b``, column ``i*C+j``).
+    Returns two boolean arrays of shape ``(Sa * Sb, C * C)`` (row ``a*Sb+b``, column
+    ``i*C+j``).
     """
     x = va[:, None, :, None]
     y = vb[None, :, None, :]
@@ -61,10 +78,7 @@ def _block(va: np.ndarray, vb: np.ndarray, missing: str) -> tuple[np.ndarray, np
         nx, ny = np.isnan(x), np.isnan(y)
         win = win | (~nx & ny)
     sa, sb, c = va.shape[0], vb.shape[0], va.shape[1]
-    return (
-        win.reshape(sa * sb, c * c).astype(float),
-        tie.reshape(sa * sb, c * c).astype(float),
-    )
+    return win.reshape(sa * sb, c * c), tie.reshape(sa * sb, c * c)
 
 
 def count_games(
@@ -138,11 +152,22 @@ def count_games(
                     pair_m[:, diag] = m[:, ia] if within_session else 0.0
                 blocks.setdefault((a, b), []).append((pair_m, w, t))
     for (a, b), parts in blocks.items():
-        pm = np.concatenate([p[0] for p in parts], axis=1)
         sl_a = slice(a * c, (a + 1) * c)
         sl_b = slice(b * c, (b + 1) * c)
-        wins[:, sl_a, sl_b] = (pm @ np.concatenate([p[1] for p in parts])).reshape(r_count, c, c)
-        ties[:, sl_a, sl_b] = (pm @ np.concatenate([p[2] for p in parts])).reshape(r_count, c, c)
+        acc_w = np.zeros((r_count, c * c))
+        acc_t = np.zeros((r_count, c * c))
+        for chunk in _chunks(parts, max(1, _CHUNK_CELLS // (c * c + r_count))):
+            pm = np.concatenate([p[0] for p in chunk], axis=1)
+            # Counts are integers: float32 products are exact while every sum stays below
+            # 2**24, and twice as fast as float64.
+            dtype = np.float32 if pm.sum(axis=1).max() < 2**24 else np.float64
+            pm = pm.astype(dtype)
+            acc_w += pm @ np.concatenate([p[1] for p in chunk]).astype(dtype)
+            tie = np.concatenate([p[2] for p in chunk])
+            if tie.any():
+                acc_t += pm @ tie.astype(dtype)
+        wins[:, sl_a, sl_b] = acc_w.reshape(r_count, c, c)
+        ties[:, sl_a, sl_b] = acc_t.reshape(r_count, c, c)
     # A player never plays itself.
     diag = np.arange(n_players)
     wins[:, diag, diag] = 0.0
