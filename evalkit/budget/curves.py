@@ -1,7 +1,7 @@
 """Elo-per-budget curves: self-Elo and joint Elo of best-so-far scores, with a session bootstrap.
 
-Method (Liu, Mang et al., *When Agents Slow Down*, arXiv 2609.15309; see
-``docs``/notes): a player is a (system, budget checkpoint); players meet only within a task
+Method (Liu, Mang et al., *When Agents Slow Down*, arXiv 2609.15309, as summarised in the
+project's notes on Elo per budget): a player is a (system, budget checkpoint); players meet only within a task
 (higher best-so-far wins, equal ties); **one** Bradley–Terry fit pools the games of all tasks;
 Elo = 1000 + (400 / ln 10) (theta - theta_anchor) with the first checkpoint as the anchor.
 Self-Elo rates one system alone from games between different sessions; joint Elo rates all
@@ -48,8 +48,9 @@ class CurveResult:
         joint mode).
     replicates : numpy.ndarray
         Bootstrap Elo, shape ``(n_replicates, len(curve))``, NaN for failed replicates.
-    n_failed : int
-        Replicates whose fit did not exist (all-NaN rows of ``replicates``).
+    failed : dict
+        Fit name (system, or ``"joint"``) -> replicates whose fit had no estimate or did not
+        converge (NaN in ``replicates`` for that fit's rows).
     confidence_level : float
     tie_share : dict
         Fit name (system, or ``"joint"``) -> share of games that were ties.
@@ -62,10 +63,15 @@ class CurveResult:
     budgets: np.ndarray
     anchors: dict[str, float]
     replicates: np.ndarray = field(repr=False)
-    n_failed: int
+    failed: dict[str, int]
     confidence_level: float
     tie_share: dict[str, float]
     options: dict = field(default_factory=dict)
+
+    @property
+    def n_failed(self) -> int:
+        """Failed replicate fits, summed over fits."""
+        return int(sum(self.failed.values()))
 
     @property
     def systems(self) -> tuple[str, ...]:
@@ -223,11 +229,11 @@ def elo_curves(
         fits = [((s,), np.arange(c), s) for s in systems]
 
     elo_parts, rep_parts, games_parts, tie_parts, anchors, shares = [], [], [], [], {}, {}
-    failed = 0
+    failed: dict[str, int] = {}
     for fit_systems, anchor_idx, name in fits:
         counts = count_games(ck, systems=fit_systems, within_session=within, missing=missing, multiplicity=mult)
         elo0, reps, n_fail = _fit_all(counts, anchor_idx, ties, prior)
-        failed = max(failed, n_fail)
+        failed[name] = n_fail
         elo_parts.append(elo0)
         rep_parts.append(reps)
         g = counts.games[0]
@@ -254,15 +260,16 @@ def elo_curves(
     sess_sys = ck.sessions["system"].to_numpy()
     valued = np.concatenate([has_value[sess_sys == s].sum(axis=0) for s in systems])
     alpha = (1.0 - confidence_level) / 2.0
-    if bootstrap and reps.shape[0] > failed:
+    if bootstrap:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             lo, hi = np.nanquantile(reps, [alpha, 1.0 - alpha], axis=0)
     else:
         lo = hi = np.full(elo.size, np.nan)
-    if failed:
+    if any(failed.values()):
+        txt = ", ".join(f"{k}: {v}" for k, v in failed.items() if v)
         warnings.warn(
-            f"{failed} of {bootstrap} bootstrap replicates had no Bradley–Terry estimate and were "
+            f"Bootstrap replicates without a Bradley–Terry estimate ({txt} of {bootstrap}) were "
             "left out of the bands (consider prior=... or more sessions).",
             RuntimeWarning,
             stacklevel=2,
@@ -285,5 +292,5 @@ def elo_curves(
     }
     return CurveResult(
         curve=curve, mode=mode, budgets=ck.budgets, anchors=anchors, replicates=reps,
-        n_failed=failed, confidence_level=confidence_level, tie_share=shares, options=options,
+        failed=failed, confidence_level=confidence_level, tie_share=shares, options=options,
     )

@@ -136,9 +136,15 @@ def validate_traces(
                 f"The 'score' column{src} is missing {where(nan_score, lines)}. Pass "
                 "missing_score='drop' to drop unscored submissions (they are counted)."
             )
+        key = out["system"] + "/" + out["task"] + "/" + out["session"]
+        empty = sorted(set(key[nan_score]) - set(key[~nan_score]))
+        lost = (
+            f"; {len(empty)} session(s) are left without any submission ({', '.join(empty[:3])}"
+            f"{' ...' if len(empty) > 3 else ''})" if empty else ""
+        )
         warnings.warn(
             f"Dropped {int(nan_score.sum())} unscored submission(s){src} "
-            f"({where(nan_score, lines)[3:]}).",
+            f"({where(nan_score, lines)[3:]}){lost}.",
             UserWarning,
             stacklevel=2,
         )
