@@ -25,7 +25,7 @@ from evalkit.stats._validate import as_sample, check_alternative, check_confiden
 from evalkit.stats.proportions import wilson_interval
 from evalkit.stats.sign import sign_test_from_counts
 
-__all__ = ["percent_agreement", "cohen_kappa", "spearman", "position_bias_test"]
+__all__ = ["percent_agreement", "panel_agreement", "cohen_kappa", "spearman", "position_bias_test"]
 
 
 def _labels(a: ArrayLike, b: ArrayLike) -> tuple[pd.Series, pd.Series]:
@@ -51,6 +51,52 @@ def percent_agreement(a: ArrayLike, b: ArrayLike, *, confidence_level: float = 0
     base = wilson_interval(k, sa.size, confidence_level=confidence_level)
     return Estimate(method="percent agreement with Wilson interval", estimate=base.estimate, se=base.se,
                     n=base.n, confidence_level=confidence_level, details={"agree": k}, _ci=base._ci)
+
+
+def panel_agreement(
+    evaluator: ArrayLike, panel: pd.DataFrame | ArrayLike, *, confidence_level: float = 0.95
+) -> Estimate:
+    """Agreement of an evaluator with the majority of a panel of judges (e.g. six external votes).
+
+    Parameters
+    ----------
+    evaluator : array_like
+        The evaluator's label per item.
+    panel : DataFrame or 2-d array_like
+        One column per judge, one row per item (missing votes allowed).
+
+    Returns
+    -------
+    Estimate
+        Share of items where the evaluator's label equals the panel's strict majority
+        label, with a Wilson interval. Items without a strict majority (tied panel, or no
+        votes) are left out and counted in ``details["no_majority"]``; ``details`` also
+        holds each judge's agreement with the evaluator.
+    """
+    ev = pd.Series(np.asarray(evaluator, dtype=object).reshape(-1))
+    votes = pd.DataFrame(panel).reset_index(drop=True)
+    if len(votes) != ev.size:
+        raise ValueError(f"panel has {len(votes)} items (rows) but the evaluator labelled {ev.size}.")
+    if votes.shape[1] < 1:
+        raise ValueError("panel needs at least one judge (column).")
+    long = votes.melt(ignore_index=False, var_name="judge", value_name="label").dropna(subset=["label"])
+    counts = long.groupby([long.index, "label"]).size().unstack(fill_value=0).reindex(range(len(votes)), fill_value=0)
+    top = counts.max(axis=1)
+    strict = (counts.eq(top, axis=0).sum(axis=1) == 1) & (top > 0)
+    majority = counts.idxmax(axis=1).where(strict)
+    keep = strict.to_numpy() & ev.notna().to_numpy()
+    if keep.sum() == 0:
+        raise ValueError("No item has a strict panel majority and an evaluator label; agreement is undefined.")
+    k = int((ev[keep].to_numpy() == majority[keep].to_numpy()).sum())
+    base = wilson_interval(k, int(keep.sum()), confidence_level=confidence_level)
+    per_judge = {str(j): float((votes[j] == ev).sum() / votes[j].notna().sum()) for j in votes.columns
+                 if votes[j].notna().any()}
+    return Estimate(
+        method="agreement with the panel majority, Wilson interval", estimate=base.estimate, se=base.se,
+        n=base.n, handling=f"{int((~strict).sum())} items without a strict panel majority left out",
+        confidence_level=confidence_level,
+        details={"agree": k, "no_majority": int((~strict).sum()), "per_judge": per_judge}, _ci=base._ci,
+    )
 
 
 def cohen_kappa(a: ArrayLike, b: ArrayLike, *, confidence_level: float = 0.95) -> TestResult:

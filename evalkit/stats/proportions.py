@@ -32,7 +32,9 @@ def _wilson(k: float, n: int, level: float) -> tuple[float, float]:
     denom = 1.0 + z**2 / n
     centre = (p + z**2 / (2 * n)) / denom
     half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / denom
-    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+    low = 0.0 if k == 0 else max(0.0, centre - half)
+    high = 1.0 if k == n else min(1.0, centre + half)  # exact ends (rounding would cut them)
+    return float(low), float(high)
 
 
 def wilson_interval(successes: float, n: int, *, confidence_level: float = 0.95) -> Estimate:
