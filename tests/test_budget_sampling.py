@@ -94,3 +94,38 @@ def test_best_of_groups_from_column_scales_by_group_size():
 def test_best_of_sessions_rejects_bad_k():
     with pytest.raises(ValueError, match="k must"):
         best_of_sessions(_traces(), 0)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=7), st.data())
+def test_best_of_k_property_brute_force(scores, data):
+    k = data.draw(st.integers(1, len(scores)))
+    brute = np.mean([max(c) for c in itertools.combinations(scores, k)])
+    assert best_of_k(scores, k) == pytest.approx(brute, rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.data())
+def test_pass_at_k_monotone_in_k_and_bounded(n, data):
+    c = data.draw(st.integers(0, n))
+    vals = pass_at_k(n, c, np.arange(1, n + 1))
+    assert np.all((vals >= 0) & (vals <= 1 + 1e-12))
+    assert np.all(np.diff(vals) >= -1e-12)
+    assert vals[0] == pytest.approx(c / n)  # pass@1 is the plain success rate
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 100), st.floats(-5, 5)), min_size=1, max_size=12))
+def test_best_so_far_is_the_prefix_max(subs):
+    subs = sorted(subs, key=lambda x: x[0])  # budgets are cumulative
+    tr = pd.DataFrame({"system": "a", "task": "t", "session": "s",
+                       "budget": [b for b, _ in subs], "score": [v for _, v in subs]})
+    grid = np.array([1.0, 10.0, 50.0, 100.0])
+    got = best_so_far(tr, grid).values[0]
+    for g, v in zip(grid, got, strict=True):
+        seen = [s for b, s in subs if b <= g]
+        assert (np.isnan(v) and not seen) or v == max(seen)

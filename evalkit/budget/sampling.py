@@ -2,7 +2,8 @@
 
 ``pass_at_k`` is the unbiased estimator of Chen et al. (2021, *Evaluating Large Language
 Models Trained on Code*): with ``n`` samples of which ``c`` pass, ``1 - C(n-c, k) / C(n, k)``,
-computed in the stable product form ``1 - prod_{i=n-c+1}^{n} (1 - k / i)``.
+computed stably in logs (``log`` of the product ``prod_{i=n-c+1}^{n} (1 - k / i)`` via
+``gammaln``, then ``-expm1``), so large ``n`` neither overflows nor loses precision.
 ``best_of_k`` generalises it to any score: the expected maximum of ``k`` of the ``n``
 observed scores drawn without replacement, which is unbiased for the best of ``k`` fresh
 draws and equals ``pass_at_k`` on 0/1 scores.
@@ -52,7 +53,8 @@ def pass_at_k(n: ArrayLike, c: ArrayLike, k: ArrayLike) -> np.ndarray:
     sure = (n_ - c_) < k_
     nc = np.where(sure, k_, n_ - c_)
     log_ratio = gammaln(nc + 1) - gammaln(nc - k_ + 1) - gammaln(n_ + 1) + gammaln(n_ - k_ + 1)
-    return np.where(sure, 1.0, -np.expm1(log_ratio))
+    # -expm1 keeps precision for small values; clipping removes round-off below 0.
+    return np.where(sure, 1.0, np.where(c_ == 0, 0.0, np.clip(-np.expm1(log_ratio), 0.0, 1.0)))
 
 
 def best_of_k(scores: ArrayLike, k: int) -> float:
