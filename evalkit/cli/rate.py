@@ -38,9 +38,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="Wald intervals from robust (default) or model-based standard errors; "
                         "ignored with --bootstrap")
     p.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                   help="percentile intervals from N bootstrap replicates (default: none; 1000 with --cluster)")
+                   help="percentile intervals from N bootstrap replicates (default: none, Wald intervals)")
     p.add_argument("--cluster", default=None, metavar="COLUMN",
-                   help="bootstrap whole clusters of this column (e.g. item, judge) instead of comparisons")
+                   help="comparisons sharing a value of this column (e.g. item, judge) may be dependent: "
+                        "cluster-robust sandwich, or with --bootstrap resample whole clusters")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", default=None, metavar="DIR", help="write CSV, Markdown and PNG plots into DIR")
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     frame, report = read_comparisons(source, format=args.format)
     print(report.to_text(), file=sys.stderr)
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
-    n_boot = args.bootstrap or (1000 if args.cluster else 0)
+    n_boot = args.bootstrap
     if n_boot < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
     table = leaderboard(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.special import expit, log_expit
 
@@ -79,7 +80,12 @@ class BTFit:
         return self.l2 == 0
 
     def covariance(
-        self, kind: Literal["sandwich", "hessian"] = "sandwich", *, ridge: float = 0.0
+        self,
+        kind: Literal["sandwich", "hessian"] = "sandwich",
+        *,
+        ridge: float = 0.0,
+        frame: pd.DataFrame | None = None,
+        cluster: str | None = None,
     ) -> np.ndarray:
         """Covariance of ``theta`` (centred parametrisation), ``n x n``.
 
@@ -87,20 +93,27 @@ class BTFit:
         ----------
         kind : {"sandwich", "hessian"}
             ``"sandwich"``: the robust (Huber–White) ``H^+ M H^+`` with ``M`` the
-            outer product of per-comparison scores, which stays valid when the model is
-            misspecified; ``"hessian"``: the model-based inverse information ``H^+``.
-            Both assume comparisons are independent; use a cluster bootstrap
-            (:func:`evalkit.ratings.bootstrap_bt`) when they are not.
-        ridge : float, default 0.0
-            See :func:`evalkit.ratings.uncertainty.covariance`.
+            outer product of per-comparison (or per-cluster) scores, valid when the model
+            is misspecified; ``"hessian"``: the model-based inverse information ``H^+``.
+        ridge, frame, cluster
+            See :func:`evalkit.ratings.uncertainty.covariance` (``cluster`` gives the
+            cluster-robust sandwich for comparisons that share a prompt or a judge).
         """
         from evalkit.ratings.uncertainty import covariance
 
-        return covariance(self, kind=kind, ridge=ridge)
+        return covariance(self, kind=kind, ridge=ridge, frame=frame, cluster=cluster)
 
-    def se(self, kind: Literal["sandwich", "hessian"] = "sandwich") -> np.ndarray:
-        """Standard errors of ``theta`` (centred parametrisation)."""
-        return np.sqrt(np.clip(np.diag(self.covariance(kind)), 0.0, None))
+    def se(
+        self,
+        kind: Literal["sandwich", "hessian"] = "sandwich",
+        *,
+        frame: pd.DataFrame | None = None,
+        cluster: str | None = None,
+    ) -> np.ndarray:
+        """Standard errors of ``theta`` (centred parametrisation); see :meth:`covariance`."""
+        return np.sqrt(
+            np.clip(np.diag(self.covariance(kind, frame=frame, cluster=cluster)), 0.0, None)
+        )
 
 
 def bt_data(counts: PairCounts, ties: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

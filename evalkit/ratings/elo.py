@@ -79,6 +79,8 @@ def elo_table(
     anchor: str | None = None,
     se: Literal["sandwich", "hessian"] = "sandwich",
     level: float = 0.95,
+    frame: pd.DataFrame | None = None,
+    cluster: str | None = None,
 ) -> pd.DataFrame:
     """Elo ratings of a fit with normal-approximation (Wald) intervals.
 
@@ -92,6 +94,9 @@ def elo_table(
     se : {"sandwich", "hessian"}, default "sandwich"
         Robust or model-based standard errors (:meth:`BTFit.covariance`).
     level : float, default 0.95
+    frame, cluster : optional
+        The fit's comparisons frame (exact sandwich for weights / continuous outcomes)
+        and a cluster column for the cluster-robust sandwich; see :meth:`BTFit.covariance`.
 
     Returns
     -------
@@ -102,7 +107,7 @@ def elo_table(
     """
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    cov = fit.covariance(se)
+    cov = fit.covariance(se, frame=frame, cluster=cluster)
     n = len(fit.theta)
     if anchor is None:
         var = np.diag(cov)

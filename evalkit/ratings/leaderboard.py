@@ -58,13 +58,14 @@ def leaderboard(
     anchor : str, optional
         Fix this model at ``base``; intervals are then for differences with it.
     interval : {"sandwich", "hessian", "bootstrap"}, optional
-        Wald intervals from robust or model-based standard errors, or bootstrap
-        percentiles. Default: ``"bootstrap"`` when ``cluster`` is given, else ``"sandwich"``.
+        Wald intervals from robust (sandwich; cluster-robust with ``cluster``) or
+        model-based standard errors, or bootstrap percentiles. Default ``"sandwich"``.
     level : float, default 0.95
     n_boot : int, default 1000
         Bootstrap replicates.
     cluster : str, optional
-        Column resampled as blocks in the bootstrap (``"item"``, ``"judge"``, ...).
+        Column of possibly dependent comparisons (``"item"``, ``"judge"``, ...): scores
+        summed per cluster in the sandwich, whole clusters resampled in the bootstrap.
     rng : int or numpy.random.Generator, optional
         Required for the bootstrap.
 
@@ -79,13 +80,13 @@ def leaderboard(
         ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out).
     """
     if interval is None:
-        interval = "bootstrap" if cluster is not None else "sandwich"
+        interval = "sandwich"
     if interval not in _INTERVALS:
         raise ValueError(f"'interval' must be one of {_INTERVALS}; got {interval!r}.")
-    if cluster is not None and interval != "bootstrap":
+    if cluster is not None and interval == "hessian":
         raise ValueError(
-            f"'cluster' needs interval='bootstrap' (got {interval!r}): sandwich and Hessian intervals "
-            "here treat comparisons as independent."
+            "'cluster' needs interval='sandwich' (cluster-robust) or 'bootstrap' (clusters resampled); "
+            "Hessian intervals assume independent comparisons."
         )
     frame = validate_comparisons(frame)
     fit = fit_bt(aggregate(frame, validate=False), ties=ties, l2=l2)
@@ -95,6 +96,8 @@ def leaderboard(
         anchor=anchor,
         se="hessian" if interval == "hessian" else "sandwich",
         level=level,
+        frame=frame,
+        cluster=cluster if interval == "sandwich" else None,
     )
     label = interval_label(anchor)
     attrs = {
@@ -118,7 +121,8 @@ def leaderboard(
         attrs["interval"] = f"bootstrap {level:.0%} percentile over {unit}, {label}"
         attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
     else:
-        attrs["interval"] = f"{interval} {level:.0%} Wald, {label}"
+        robust = f"cluster-robust ({cluster!r}) sandwich" if cluster is not None else interval
+        attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
     counts = summarize(frame).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
     out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
     out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(

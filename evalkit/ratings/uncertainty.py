@@ -3,11 +3,13 @@
 Both are for the centred parametrisation (``sum(theta) == 0``); see :mod:`evalkit.ratings.elo`
 for intervals of differences with an anchor model.
 
-The sandwich ``H^+ M H^+`` uses ``M = sum_r s_r s_r^T`` over comparisons ``r`` with score
-vectors ``s_r``; on aggregated counts ``M`` is a pair Laplacian (plus the ``log(nu)`` row for
-Davidson). It treats each unit of count as one comparison of weight 1 (a continuous
-outcome ``o`` as ``o`` of a win and ``1 - o`` of a loss, which makes ``M`` slightly larger,
-i.e. conservative).
+The sandwich is ``H^+ M H^+`` with ``H`` the observed information and ``M`` the sum of
+outer products of score vectors: per comparison (Huber–White, "HC0"), or per cluster
+(Liang–Zeger cluster-robust: all comparisons on the same prompt / by the same judge
+summed first) when ``cluster`` is given. Without a frame, ``M`` is computed from the
+aggregated counts, treating each unit of count as one comparison of weight 1 (exact for
+unweighted 0 / 0.5 / 1 outcomes); with the frame it is exact for any weights and
+continuous outcomes.
 """
 
 from __future__ import annotations
@@ -15,9 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
 from scipy.special import expit
 
 from evalkit.ratings._linalg import laplacian, pair_gradient, pinv_centred
+from evalkit.ratings.counts import encode_players, split_outcomes
 
 if TYPE_CHECKING:
     from evalkit.ratings.bt import BTFit
@@ -27,40 +32,101 @@ __all__ = ["covariance", "meat"]
 _KINDS = ("sandwich", "hessian")
 
 
-def meat(fit: BTFit) -> np.ndarray:
-    """``M = sum_r s_r s_r^T``: outer products of per-comparison scores at the estimate."""
-    c = fit.counts
-    n = c.n_players
-    theta = fit.theta
-    d = theta[c.i] - theta[c.j]
+def _class_scores(
+    fit: BTFit, d: np.ndarray
+) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...] | None]:
+    """Scores of one i-win, one j-win and one tie, in ``d = theta_i - theta_j`` (and ``log nu``)."""
     if fit.ties == "davidson":
         from evalkit.ratings.davidson import davidson_probabilities
 
         a, b, t = davidson_probabilities(d, float(np.log(fit.tie_param)))
         shift = 0.5 * (a - b)
-        classes = (
-            (c.wins_i, 0.5 - shift, -t),
-            (c.wins_j, -0.5 - shift, -t),
-            (c.ties, -shift, 1.0 - t),
-        )
-        w_dd = sum(cnt * g * g for cnt, g, _ in classes)
-        w_dl = sum(cnt * g * h for cnt, g, h in classes)
-        out = np.zeros((n + 1, n + 1))
-        out[:n, :n] = laplacian(c.i, c.j, w_dd, n)
-        cross = pair_gradient(c.i, c.j, w_dl, n)
-        out[:n, n] = cross
-        out[n, :n] = cross
-        out[n, n] = float(sum(np.sum(cnt * h * h) for cnt, _, h in classes))
-        return out
+        return (0.5 - shift, -0.5 - shift, -shift), (-t, -t, 1.0 - t)
     p = expit(d)
-    w = c.wins_i * (1.0 - p) ** 2 + c.wins_j * p**2
-    if fit.ties == "half":
-        w = w + c.ties * (0.5 - p) ** 2
-    return laplacian(c.i, c.j, w, n)
+    tie = 0.5 - p if fit.ties == "half" else np.zeros_like(p)
+    return (1.0 - p, -p, tie), None
+
+
+def _assemble(n: int, i, j, w_dd, w_dl=None, w_ll=None) -> np.ndarray:
+    """Pair-level second moments into the ``(n [+1]) x (n [+1])`` meat matrix."""
+    if w_dl is None:
+        return laplacian(i, j, w_dd, n)
+    out = np.zeros((n + 1, n + 1))
+    out[:n, :n] = laplacian(i, j, w_dd, n)
+    cross = pair_gradient(i, j, w_dl, n)
+    out[:n, n] = cross
+    out[n, :n] = cross
+    out[n, n] = w_ll
+    return out
+
+
+def meat(
+    fit: BTFit, frame: pd.DataFrame | None = None, *, cluster: str | None = None
+) -> np.ndarray:
+    """``M``: sum of outer products of score vectors at the estimate.
+
+    Parameters
+    ----------
+    fit : BTFit
+    frame : pandas.DataFrame, optional
+        The comparisons the fit was made on (canonical frame): scores per row, exact for
+        weights and continuous outcomes. Default: from ``fit.counts``.
+    cluster : str, optional
+        Column of ``frame``: scores are summed within each cluster first.
+    """
+    n = len(fit.theta)
+    if frame is None:
+        if cluster is not None:
+            raise ValueError("A cluster-robust sandwich needs the comparisons frame (frame=...).")
+        c = fit.counts
+        g_d, g_l = _class_scores(fit, fit.theta[c.i] - fit.theta[c.j])
+        cnt = (c.wins_i, c.wins_j, c.ties)
+        w_dd = sum(m * g * g for m, g in zip(cnt, g_d, strict=True))
+        if g_l is None:
+            return _assemble(n, c.i, c.j, w_dd)
+        w_dl = sum(m * g * h for m, g, h in zip(cnt, g_d, g_l, strict=True))
+        w_ll = float(sum(np.sum(m * h * h) for m, h in zip(cnt, g_l, strict=True)))
+        return _assemble(n, c.i, c.j, w_dd, w_dl, w_ll)
+
+    players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
+    if players != fit.players:
+        raise ValueError(
+            "'frame' has other players than the fit; pass the frame the fit was made on."
+        )
+    win, loss, tie = split_outcomes(
+        frame["outcome"].to_numpy(float), frame["weight"].to_numpy(float)
+    )
+    swap = a > b
+    i, j = np.where(swap, b, a), np.where(swap, a, b)
+    wi, wj = np.where(swap, loss, win), np.where(swap, win, loss)
+    g_d, g_l = _class_scores(fit, fit.theta[i] - fit.theta[j])
+    s_d = wi * g_d[0] + wj * g_d[1] + tie * g_d[2]
+    s_l = None if g_l is None else wi * g_l[0] + wj * g_l[1] + tie * g_l[2]
+    if cluster is None:
+        if s_l is None:
+            return _assemble(n, i, j, s_d * s_d)
+        return _assemble(n, i, j, s_d * s_d, s_d * s_l, float(np.sum(s_l * s_l)))
+    if cluster not in frame.columns or frame[cluster].isna().any():
+        raise ValueError(
+            f"The cluster column {cluster!r} must be in the frame and have no missing values; "
+            f"the frame has {list(frame.columns)}."
+        )
+    codes = pd.factorize(frame[cluster].astype(str))[0]
+    k = n if s_l is None else n + 1
+    rows = np.concatenate([codes, codes] + ([] if s_l is None else [codes]))
+    cols = np.concatenate([i, j] + ([] if s_l is None else [np.full(len(i), n)]))
+    vals = np.concatenate([s_d, -s_d] + ([] if s_l is None else [s_l]))
+    scores = coo_matrix((vals, (rows, cols)), shape=(int(codes.max()) + 1, k)).tocsr()
+    return np.asarray((scores.T @ scores).todense())
 
 
 def covariance(
-    fit: BTFit, *, kind: Literal["sandwich", "hessian"] = "sandwich", ridge: float = 0.0
+    fit: BTFit,
+    *,
+    kind: Literal["sandwich", "hessian"] = "sandwich",
+    ridge: float = 0.0,
+    frame: pd.DataFrame | None = None,
+    cluster: str | None = None,
 ) -> np.ndarray:
     """Covariance of the centred strengths ``theta`` of a fit (``n x n``).
 
@@ -74,6 +140,11 @@ def covariance(
         0 gives the exact covariance. arena-rank 0.1.1 uses ``ridge = 1e-5 * n_comparisons``
         "for numerical stability", which narrows its sandwich intervals by ~0.01 Elo on
         100 comparisons; pass the same value to reproduce its numbers.
+    frame : pandas.DataFrame, optional
+        The comparisons of the fit, for an exact sandwich with weights / continuous outcomes.
+    cluster : str, optional
+        Column of ``frame`` for a cluster-robust sandwich (comparisons in the same cluster
+        may be dependent; clusters independent).
 
     Returns
     -------
@@ -85,6 +156,8 @@ def covariance(
         raise ValueError(f"'kind' must be one of {_KINDS}; got {kind!r}.")
     if not np.isfinite(ridge) or ridge < 0:
         raise ValueError(f"'ridge' must be a finite number >= 0; got {ridge!r}.")
+    if kind == "hessian" and cluster is not None:
+        raise ValueError("'cluster' applies to kind='sandwich' only.")
     n = len(fit.theta)
     if ridge:
         info = fit.information.copy()
@@ -95,6 +168,6 @@ def covariance(
     if kind == "hessian":
         cov = h_inv
     else:
-        cov = h_inv @ meat(fit) @ h_inv
+        cov = h_inv @ meat(fit, frame, cluster=cluster) @ h_inv
     cov = cov[:n, :n]
     return 0.5 * (cov + cov.T)
