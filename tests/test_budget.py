@@ -277,3 +277,18 @@ def test_composite_pass_at_4_on_the_joint_scale_matches_the_split_identity():
     gap = c[("pass@4", grid[-1])] - c[("pass@1", grid[-1])]
     assert abs(gap - 200 * np.log10(4)) < 30
     assert np.isnan(c[("pass@4", grid[0])])  # before the composite's first submission (4 x 1e5)
+
+
+def test_prior_of_21_pseudo_games_pulls_400_down_to_about_305():
+    # The notes (second-hand on the paper): "lambda = 21 symmetric pseudo-games per pair ...
+    # pulls a true 400/decade slope down to about 305". The paper's study has 14 tasks x 5
+    # sessions, i.e. 14 * 5 * 4 = 280 cross-session games per pair of checkpoints; exact
+    # expected outcomes n/(n+m) on its 1.5x grid over three decades (19 checkpoints).
+    n = 1.5 ** np.arange(19)
+    wins = 280 * n[:, None] / (n[:, None] + n[None, :])
+    np.fill_diagonal(wins, 0.0)
+    elo0, _ = fit_elo(wins, np.zeros_like(wins), anchors=np.arange(19))
+    elo21, _ = fit_elo(wins, np.zeros_like(wins), anchors=np.arange(19), prior=21.0)
+    per_decade = lambda e: (e[-1] - e[0]) / np.log10(n[-1])  # noqa: E731
+    assert per_decade(elo0) == pytest.approx(400.0, abs=1e-6)
+    assert per_decade(elo21) == pytest.approx(305, abs=2)
