@@ -54,16 +54,6 @@ def inputs_section(ctx: ReportContext) -> Section | None:
     return Section("Inputs", (Bullets(tuple(items)),))
 
 
-def _plot_or_none(module: str, name: str):
-    """A plotting function of another evalkit module, or None if it does not exist (yet)."""
-    import importlib
-
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        return None
-
-
 def leaderboard_section(ctx: ReportContext) -> Section | None:
     """Bradley-Terry Elo leaderboard with intervals (evalkit.ratings.leaderboard)."""
     if ctx.comparisons is None:
@@ -78,13 +68,9 @@ def leaderboard_section(ctx: ReportContext) -> Section | None:
     else:
         table = leaderboard(ctx.comparisons, level=p["confidence_level"])
     ctx.results["leaderboard"] = table
-    plot = _plot_or_none("evalkit.plots.ratings", "plot_leaderboard")
-    if plot is not None:
-        ax = plot(table)
-    else:  # interim: the generic interval plot (evalkit.plots.ratings not available)
-        from evalkit.plots.stats import plot_forest
+    from evalkit.plots.ratings import plot_leaderboard
 
-        ax = plot_forest(table, estimate="elo", label="model", reference=None, highlight=None, xlabel="Elo")
+    ax = plot_leaderboard(table)
     fig = ctx.save_figure(ax, "leaderboard", f"Bradley-Terry Elo with {table.attrs.get('interval', 'intervals')}.")
     text = (f"Bradley-Terry ratings on the Elo scale (ties: {table.attrs.get('ties', 'half')}); interval: "
             f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}.")
@@ -107,16 +93,9 @@ def win_rate_section(ctx: ReportContext) -> Section | None:
     top = [m for m in order if m in top]
     mat = mat.loc[top, top]
     share_met = float(np.triu(mat.notna().to_numpy(), 1).sum() / max(len(top) * (len(top) - 1) / 2, 1))
-    plot = _plot_or_none("evalkit.plots.ratings", "plot_win_rate_heatmap")
-    if plot is not None:
-        ax = plot(mat)
-    else:  # interim heatmap (evalkit.plots.ratings not available)
-        import matplotlib.pyplot as plt
-        import seaborn as sns
+    from evalkit.plots.ratings import plot_win_rate_heatmap
 
-        _, ax = plt.subplots(figsize=(1.2 + 0.45 * len(top), 1.0 + 0.4 * len(top)))
-        sns.heatmap(mat, annot=len(top) <= 12, fmt=".2f", vmin=0, vmax=1, cmap="RdBu_r", center=0.5, ax=ax,
-                    cbar_kws={"label": "row's win rate"})
+    ax = plot_win_rate_heatmap(mat)
     shown = f"{len(top)} of {len(order)}" if len(order) > len(top) else f"all {len(top)}"
     hub_txt = f" (always including {', '.join(hubs)}, who met most players)" if hubs else ""
     fig = ctx.save_figure(ax, "win_rates", f"Head-to-head win rate of the row player (ties as half), {shown} players "
