@@ -93,3 +93,12 @@ def test_tie_modes_pass_through_to_fit_bt():
     # Dropping ties keeps only decisive games: ratings move further apart than with half-wins.
     spread = lambda r: np.ptp(r.curve["elo"].to_numpy())  # noqa: E731
     assert spread(drop) >= spread(half)
+
+
+def test_davidson_replicates_without_ties_are_counted_not_raised():
+    tr = _tiny(2)
+    with pytest.warns(RuntimeWarning, match="without a Bradley–Terry estimate"):
+        res = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), bootstrap=20, rng=0,
+                         ties="davidson", prior=1.0, tie_warning=1.0)
+    assert res.n_failed == sum(res.failed.values()) > 0
+    assert np.isfinite(res.curve["elo"]).all()

@@ -153,7 +153,11 @@ def fit_elo_replicates(
     for r in range(r_count):
         if ok[r]:
             counts = PairCounts(players=players, i=ii, j=jj, wins_i=wi[r], wins_j=wj[r], ties=tt[r])
-            fit = fit_bt(counts, ties=ties_mode, check=False, init=theta0)
+            try:
+                fit = fit_bt(counts, ties=ties_mode, check=False, init=theta0)
+            except ValueError:  # e.g. Davidson on a replicate without ties
+                failed += 1
+                continue
             if fit.converged and np.all(np.isfinite(fit.theta)):
                 out[r, idx] = 1000.0 + ELO_PER_NAT * (fit.theta - fit.theta[a_pos])
                 continue
