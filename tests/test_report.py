@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
 
 from evalkit.cli import main
 from evalkit.report import Section, Table, Text, write_report
@@ -131,3 +133,29 @@ def test_report_bad_inputs(tmp_path, capsys):
         write_report(tmp_path / "s", scores=bad, score_columns={"system": "model"})
     assert main(["report", "--out", str(tmp_path / "e")]) == 2
     assert "evalkit report: error:" in capsys.readouterr().err
+
+
+def test_cli_report_from_a_per_item_score_table_with_column_mapping(tmp_path):
+    d = pd.read_csv(AE1)
+    models = ["gpt4", "claude-2", "phi-2", "ghost-7b-alpha"]
+    d = d[d["model_dir"].isin(models)].dropna(subset=["preference"])
+    d["x"] = d["preference"].replace(0.0, 1.5) - 1.0  # AlpacaEval's own definition of a win
+    table = tmp_path / "scores.csv"
+    d[["model_dir", "instruction_id", "x"]].to_csv(table, index=False)
+    out = tmp_path / "s"
+    code = main(["report", "--scores", str(table), "--score-col", "system=model_dir", "--score-col",
+                 "item=instruction_id", "--score-col", "score=x", "--adjust", "bh", "--out", str(out)])
+    assert code == 0
+    links = _check_folder(out)
+    assert links.images == ["figures/pairwise.png"]
+    pair = pd.read_csv(out / "tables" / "pairwise.csv")
+    assert len(pair) == 6  # all pairs of 4 systems
+    wide = d.pivot(index="instruction_id", columns="model_dir", values="x")
+    for _, row in pair.iterrows():
+        both = wide[[row["a"], row["b"]]].dropna()
+        assert row["n_items"] == len(both)
+        assert row["pvalue"] == pytest.approx(stats.ttest_rel(both[row["a"]], both[row["b"]]).pvalue, rel=1e-9)
+    # statsmodels multipletests(p, method='fdr_bh')
+    assert pair["pvalue_adjusted"].to_numpy() == pytest.approx(
+        multipletests(pair["pvalue"].to_numpy(), method="fdr_bh")[1], rel=1e-12)
+    assert "Benjamini-Hochberg" in (out / "report.md").read_text()

@@ -42,12 +42,14 @@ class Bullets:
 
 @dataclass(frozen=True)
 class Table:
-    """A table; ``floatfmt`` formats floats in both renderings; ``csv`` is a file under ``tables/``."""
+    """A table; ``floatfmt`` formats floats in both renderings; ``csv`` is a file under ``tables/``
+    holding ``data`` (the full, unrenamed table; default ``frame``)."""
 
     frame: pd.DataFrame
     caption: str = ""
     floatfmt: str = ".4g"
     csv: str | None = None
+    data: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -206,7 +208,7 @@ def write_documents(out_dir: Path, title: str, sections: Sequence[Section], *, p
             if isinstance(b, Table) and b.csv:
                 path = out_dir / b.csv
                 path.parent.mkdir(parents=True, exist_ok=True)
-                b.frame.to_csv(path, index=False)
+                (b.frame if b.data is None else b.data).to_csv(path, index=False)
     md = out_dir / "report.md"
     md.write_text(render_markdown(title, sections, preamble=preamble), encoding="utf-8")
     page = out_dir / "report.html"

@@ -128,7 +128,7 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
              f"{p['confidence_level']:.0%} Wilson interval."),
         Text(f"Multiplicity correction: {mult.description}."),
         Table(table.rename(columns={"pvalue_adjusted": f"p_{p['adjust']}"}), floatfmt=".4g",
-              csv="tables/head_to_head.csv"),
+              csv="tables/head_to_head.csv", data=table),
     ]
     from evalkit.plots.stats import plot_forest
 
@@ -164,7 +164,7 @@ def pairwise_section(ctx: ReportContext) -> Section | None:
     untested = t[t["note"].fillna("") != ""]
     if len(untested):
         blocks.append(Text(f"{len(untested)} pairs could not be tested (see the note column) and are not in the family."))
-    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv"))
+    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv", data=t))
     from evalkit.plots.stats import plot_forest
 
     tested = t.dropna(subset=["diff"])
