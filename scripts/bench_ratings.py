@@ -117,9 +117,15 @@ def timed(fn: Callable[[], pd.Series], repeats: int, budget: float) -> tuple[flo
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="20/100 models x 1e4/1e5 only")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per tool and size (median reported)")
-    parser.add_argument("--budget", type=float, default=20.0, help="stop repeating a tool after a run this long (s)")
-    parser.add_argument("--skip-choix-above", type=float, default=1e6, help="skip choix above this many comparisons")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per tool and size (median reported)"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="stop repeating a tool after a run this long (s)"
+    )
+    parser.add_argument(
+        "--skip-choix-above", type=float, default=1e6, help="skip choix above this many comparisons"
+    )
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates to time")
     args = parser.parse_args(argv)
 
@@ -135,8 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     for n_models in models:
         for n_comp in sizes:
             df = synthetic(n_models, n_comp, seed=n_models + n_comp)
-            run_evalkit(df.head(1000))  # warm imports
-            t_half, ref_half = timed(lambda df=df: run_evalkit(df, "half"), args.repeats, args.budget)
+            run_evalkit(synthetic(5, 200))  # warm imports
+            t_half, ref_half = timed(
+                lambda df=df: run_evalkit(df, "half"), args.repeats, args.budget
+            )
             ref_drop = run_evalkit(df, "drop")
             row = {"models": n_models, "comparisons": n_comp, "evalkit": t_half}
             for name, fn in tools.items():
@@ -149,7 +157,10 @@ def main(argv: list[str] | None = None) -> int:
                 row[f"{name}/evalkit"] = t / t_half
                 row[f"{name} max |dElo|"] = diff
             rows.append(row)
-            print(pd.DataFrame([row]).to_string(index=False, float_format=lambda x: f"{x:.4g}"), flush=True)
+            print(
+                pd.DataFrame([row]).to_string(index=False, float_format=lambda x: f"{x:.4g}"),
+                flush=True,
+            )
     table = pd.DataFrame(rows)
     print("\nSummary (time ratios > 1: evalkit is faster)")
     print(table.to_string(index=False, float_format=lambda x: f"{x:.4g}"))

@@ -134,31 +134,26 @@ def _merge(
     b: np.ndarray,
     t: np.ndarray,
 ) -> PairCounts:
-    """Sum oriented per-row contributions into one entry per pair; drop empty pairs."""
+    """Sum oriented per-row contributions (wins of ``lo``, wins of ``hi``, ties) per pair; drop empty pairs."""
     n = len(players)
     key = lo * n + hi
     if n * n <= max(4 * len(key), 1 << 16):
         size = n * n
-        wi = np.bincount(key, weights=a, minlength=size)
-        wj = np.bincount(key, weights=b, minlength=size)
-        tt = np.bincount(key, weights=t, minlength=size)
-        seen = np.bincount(key, minlength=size) > 0
-        keys = np.flatnonzero(seen)
-        wi, wj, tt = wi[keys], wj[keys], tt[keys]
+        sums = [np.bincount(key, weights=x, minlength=size) for x in (a, b, t)]
+        keys = np.flatnonzero((sums[0] + sums[1] + sums[2]) > 0)
+        wi, wj, tt = (x[keys] for x in sums)
     else:
         keys, inv = np.unique(key, return_inverse=True)
-        wi = np.bincount(inv, weights=a, minlength=len(keys))
-        wj = np.bincount(inv, weights=b, minlength=len(keys))
-        tt = np.bincount(inv, weights=t, minlength=len(keys))
-    keep = (wi + wj + tt) > 0
-    keys = keys[keep]
+        wi, wj, tt = (np.bincount(inv, weights=x, minlength=len(keys)) for x in (a, b, t))
+        keep = (wi + wj + tt) > 0
+        keys, wi, wj, tt = keys[keep], wi[keep], wj[keep], tt[keep]
     return PairCounts(
         players=players,
         i=(keys // n).astype(np.int64),
         j=(keys % n).astype(np.int64),
-        wins_i=wi[keep],
-        wins_j=wj[keep],
-        ties=tt[keep],
+        wins_i=wi,
+        wins_j=wj,
+        ties=tt,
     )
 
 
@@ -277,8 +272,9 @@ def aggregate(frame: pd.DataFrame, *, validate: bool = True) -> PairCounts:
         weight = (
             frame["weight"].to_numpy(dtype=float) if "weight" in frame else np.ones(len(outcome))
         )
-    win, loss, tie = split_outcomes(outcome, weight)
     swap = a > b
-    lo = np.where(swap, b, a)
-    hi = np.where(swap, a, b)
-    return _merge(players, lo, hi, np.where(swap, loss, win), np.where(swap, win, loss), tie)
+    tie = np.abs(outcome - 0.5) <= _TIE_TOL
+    score_lo = np.where(tie, 0.0, np.where(swap, 1.0 - outcome, outcome))
+    score_hi = np.where(tie, 0.0, 1.0 - score_lo)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    return _merge(players, lo, hi, score_lo * weight, score_hi * weight, np.where(tie, weight, 0.0))
