@@ -54,6 +54,9 @@ def test_seed002_report_shows_both_units(tmp_path):
     assert "Unit of analysis" in md and "Welch two-sample t-test" in md and "Exact sign test" in md
     assert "8 wins / 3 losses / 1 ties, p = 0.2266" in md  # scipy.stats.binomtest(8, 11).pvalue = 0.2265625
     assert "Here the two units disagree" in md
+    # statsmodels TTestPower().solve_power(nobs=12, power=0.8, alpha=0.05) = 0.8887;
+    # TTestIndPower().solve_power(nobs1=5, power=0.8, alpha=0.05) = 2.0244
+    assert "detects a standardised task-level effect d_z >= 0.89" in md and "detects d >= 2.02" in md
     run = json.loads((out / "run.json").read_text())
     assert run["seed"] == 3 and run["evalkit_version"]
     assert run["parameters"]["adjust"] == "holm" and run["parameters"]["confidence_level"] == 0.95

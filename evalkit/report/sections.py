@@ -200,10 +200,19 @@ def unit_section(ctx: ReportContext) -> Section | None:
                           "ci_low", "ci_high",
                           "effect_size", "effect_size_name", "handling", "significant"]]
     note = "" if p.get("unit_pair") else " (the two systems with the highest mean score)"
+    from evalkit.stats import minimum_detectable_effect
+
+    mde_task = minimum_detectable_effect(u.n_tasks, alpha=p["alpha"]) if u.n_tasks >= 2 else float("nan")
+    mde_trial = (minimum_detectable_effect(u.n_trials_a, alpha=p["alpha"], design="unpaired",
+                                           ratio=u.n_trials_b / u.n_trials_a) if min(u.n_trials_a, u.n_trials_b) >= 2
+                 else float("nan"))
+    power = Text(f"Power (80 %, alpha = {p['alpha']:g}): with {u.n_tasks} tasks the paired t-test detects a "
+                 f"standardised task-level effect d_z >= {mde_task:.2f}; with {u.n_trials_a} vs {u.n_trials_b} trials "
+                 f"the trial-level test detects d >= {mde_trial:.2f} (in units of the run-to-run SD).")
     return Section("Unit of analysis: trials or tasks?", (
         Text(f"**{u.a}** vs **{u.b}**{note}, differences a - b."),
         Table(table, floatfmt=".4g", csv="tables/unit_of_analysis.csv"),
-        Text(u.verdict), Text(u.explanation), f1, f2,
+        Text(u.verdict), Text(u.explanation), power, f1, f2,
     ))
 
 
