@@ -80,7 +80,12 @@ def fit_elo(
     out = np.full(n, np.nan)
     if active.sum() < 2:
         if strict:
-            raise ValueError("Fewer than two players have games; there is nothing to rate.")
+            raise ValueError(
+                "Fewer than two (system, checkpoint) players have games, so there is nothing to "
+                "rate: a game needs observations with a value from two sessions of one task. Logs "
+                "with a single final submission per session have no value before it: pass "
+                "missing='lose' (CLI --missing lose), a later grid start, or more sessions."
+            )
         return out, False
     counts = _pair_counts(wins, ties, active, prior)
     start = None

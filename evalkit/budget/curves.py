@@ -213,6 +213,11 @@ def elo_curves(
         ck = traces
     else:
         ck = best_so_far(traces, budgets, ratio=grid, start=start, stop=stop, higher_is_better=higher_is_better)
+    if ck.budgets.size < 2 and mode == "self":
+        raise ValueError(
+            f"The checkpoint grid has a single budget ({ck.budgets[0]:g}): the submissions span "
+            "less than one grid step. Pass a smaller grid ratio, explicit budgets, or start/stop."
+        )
     within = (mode == "joint") if within_session is None else bool(within_session)
     systems = tuple(sorted(ck.sessions["system"].unique()))
     c = ck.budgets.size

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 __all__ = ["register", "run"]
@@ -68,11 +69,15 @@ def run(args: argparse.Namespace) -> int:
         f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions",
         file=sys.stderr,
     )
-    res = elo_curves(
-        traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
-        bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
-        higher_is_better=not args.lower_is_better,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = elo_curves(
+            traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
+            bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
+            higher_is_better=not args.lower_is_better,
+        )
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
     infl = [inflection_point(res, system=s, window=args.window, align=args.align) for s in res.systems]
     table = res.curve[["system", "budget", "elo", "ci_low", "ci_high", "n_games", "tie_share"]]
     print(f"\n{res.mode}-Elo per budget (anchor: first checkpoint = 1000; "
