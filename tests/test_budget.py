@@ -292,3 +292,18 @@ def test_prior_of_21_pseudo_games_pulls_400_down_to_about_305():
     per_decade = lambda e: (e[-1] - e[0]) / np.log10(n[-1])  # noqa: E731
     assert per_decade(elo0) == pytest.approx(400.0, abs=1e-6)
     assert per_decade(elo21) == pytest.approx(305, abs=2)
+
+
+def test_split_table_picks_the_allocation_rule_k_on_a_kinked_curve(kinked_result):
+    # Designed curve: 600/decade to 3e6, 200 after. At B = 3e7 one session gains
+    # 600 log10(30) + 200 log10(10) over 1e5; k sessions at B/k gain 400 log10 k on top of
+    # r(B/k). The analytic optimum over integer k is near B / b_inf = 10.
+    from evalkit.budget import split_table
+
+    grid, res = kinked_result
+    tab = split_table(res, system="A", budget=3e7, ks=(1, 2, 5, 10, 20, 50))
+    analytic = [kinked(3e7 / k) + 400 * np.log10(k) - kinked(3e7) for k in tab["k"]]
+    np.testing.assert_allclose(tab["advantage"], analytic, atol=60)
+    assert tab["advantage"].iat[0] == 0.0
+    assert tab.loc[tab["advantage"].idxmax(), "k"] == 10
+    assert allocate_sessions(3e7, 3e6) == 10

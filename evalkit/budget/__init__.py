@@ -26,6 +26,7 @@ from evalkit.budget.slopes import (
     local_slopes,
     reference_line,
     split_advantage,
+    split_table,
 )
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "allocate_sessions",
     "split_advantage",
     "SplitAdvantage",
+    "split_table",
     "pass_at_k",
     "best_of_k",
     "best_of_k_win_probability",

@@ -26,6 +26,7 @@ __all__ = [
     "allocate_sessions",
     "SplitAdvantage",
     "split_advantage",
+    "split_table",
 ]
 
 REFERENCE_SLOPE = 400.0
@@ -286,3 +287,30 @@ def split_advantage(result: CurveResult, *, system: str, budget: float, k: int) 
         system=system, budget=float(budget), k=int(k), statistic=stat, ci_low=float(lo),
         ci_high=float(hi), confidence_level=result.confidence_level,
     )
+
+
+def split_table(result: CurveResult, *, system: str, budget: float, ks: tuple[int, ...] | None = None) -> pd.DataFrame:
+    """:func:`split_advantage` for several ``k``: which split of ``budget`` rates best.
+
+    Parameters
+    ----------
+    result : CurveResult
+    system : str
+    budget : float
+    ks : tuple of int, optional
+        Default: every ``k`` with ``budget / k`` still on the grid.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``k, budget_per_session, advantage, ci_low, ci_high`` (advantage over ``k = 1``).
+    """
+    if ks is None:
+        lo = float(result.curve["budget"].to_numpy()[result.rows(system)][0])
+        ks = tuple(range(1, int(np.floor(budget / lo * (1 + 1e-12))) + 1))
+    rows = []
+    for k in ks:
+        adv = split_advantage(result, system=system, budget=budget, k=k)
+        rows.append({"k": k, "budget_per_session": budget / k, "advantage": adv.statistic,
+                     "ci_low": adv.ci_low, "ci_high": adv.ci_high})
+    return pd.DataFrame(rows)
