@@ -123,3 +123,35 @@ def test_read_agent_logs_dispatches_on_suffix():
     assert isinstance(both, pd.DataFrame) and both["budget"].gt(0).all()
     with pytest.raises(ValueError, match="Cannot tell the log format"):
         read_agent_logs("x.txt")
+
+
+def test_inspect_intermediate_scores_are_submissions_at_the_budget_so_far(tmp_path):
+    # A minimal Inspect-shaped log: two solver calls with an intermediate score between them,
+    # a scorer span whose model call is not the agent's budget, and the final score.
+    def model(span, inp, out):
+        return {"event": "model", "span_id": span, "working_start": 0.0, "working_time": 1.0,
+                "output": {"usage": {"input_tokens": inp, "output_tokens": out,
+                                     "total_tokens": inp + out + 1000}}}
+
+    events = [
+        {"event": "span_begin", "id": "s1", "type": "solver"},
+        model("s1", 100, 10),
+        {"event": "score", "span_id": "s1", "intermediate": True, "score": {"value": 0.25}},
+        model("s1", 200, 20),
+        {"event": "span_begin", "id": "sc", "type": "scorer"},
+        model("sc", 5000, 500),
+        {"event": "score", "span_id": "sc", "intermediate": False, "score": {"value": "P"}},
+    ]
+    log = {"eval": {"task": "toy", "model": "m"},
+           "samples": [{"id": 7, "epoch": 2, "events": events, "scores": {"grader": {"value": "P"}}},
+                       {"id": 8, "epoch": 1, "events": [], "scores": {}}]}
+    path = tmp_path / "toy.json"
+    path.write_text(json.dumps(log))
+    with pytest.warns(UserWarning, match=r"1 session\(s\) in toy.json have no scored submission \(toy/8#1\)"):
+        got = read_inspect_log(path)
+    assert got["budget"].tolist() == [110.0, 330.0]  # 100+10, then +200+20; grader excluded
+    assert got["score"].tolist() == [0.25, 0.5]  # "P" (partial) = 0.5
+    assert got["task"].tolist() == ["toy/7", "toy/7"] and got["session"].iat[0] == "toy:2"
+    with pytest.warns(UserWarning):
+        total = read_inspect_log(path, budget="tokens_total")
+    assert total["budget"].tolist() == [1110.0, 2330.0]
