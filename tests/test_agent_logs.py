@@ -147,7 +147,7 @@ def test_inspect_intermediate_scores_are_submissions_at_the_budget_so_far(tmp_pa
                        {"id": 8, "epoch": 1, "events": [], "scores": {}}]}
     path = tmp_path / "toy.json"
     path.write_text(json.dumps(log))
-    with pytest.warns(UserWarning, match=r"1 session\(s\) in toy.json have no scored submission \(toy/8#1\)"):
+    with pytest.warns(UserWarning, match=r"1 session\(s\) in toy.json have no scored submission and are left out \(toy/8#1\)"):
         got = read_inspect_log(path)
     assert got["budget"].tolist() == [110.0, 330.0]  # 100+10, then +200+20; grader excluded
     assert got["score"].tolist() == [0.25, 0.5]  # "P" (partial) = 0.5
