@@ -1,8 +1,21 @@
 """Bradley–Terry / Elo ratings from pairwise comparisons.
 
 Fits run on aggregated pair counts (:func:`aggregate` -> :class:`PairCounts`), check that
-the ratings exist before fitting, and carry their uncertainty (sandwich or inverse-Hessian
-standard errors, seeded bootstrap over comparisons or clusters).
+the ratings exist before fitting (and name the models when they do not), report their
+convergence, and carry their uncertainty: sandwich (robust, optionally cluster-robust) or
+inverse-Hessian standard errors, or a seeded bootstrap over comparisons or clusters.
+
+Examples
+--------
+>>> import pandas as pd
+>>> from evalkit.ratings import aggregate, fit_bt, elo_table
+>>> frame = pd.DataFrame({"player_a": ["a", "b", "c", "a", "b"], "player_b": ["b", "c", "a", "c", "a"],
+...                       "outcome": [1.0, 1.0, 1.0, 0.5, 0.0]})
+>>> fit = fit_bt(aggregate(frame), ties="half")
+>>> fit.converged, fit.players
+(True, ('a', 'b', 'c'))
+>>> list(elo_table(fit, anchor="c")["interval"])[0]
+'difference with c'
 """
 
 from evalkit.ratings.bootstrap import BTBootstrap, bootstrap_bt
