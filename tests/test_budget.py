@@ -160,6 +160,7 @@ def test_known_curve_elo_and_bands(kinked_result):
     grid, res = kinked_result
     c = res.curve
     assert res.anchors == {"A": grid[0]}
+    assert res.converged == {"A": True} and res.failed == {"A": 0}
     assert c["elo"].iat[0] == 1000.0
     truth = 1000 + kinked(grid)
     # The bootstrap bands cover the designed curve at most checkpoints.

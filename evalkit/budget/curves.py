@@ -56,6 +56,8 @@ class CurveResult:
         Fit name (system, or ``"joint"``) -> share of games that were ties.
     options : dict
         The options the curves were made with.
+    converged : dict
+        Fit name -> whether the point-estimate Bradley–Terry fit converged.
     """
 
     curve: pd.DataFrame
@@ -67,6 +69,7 @@ class CurveResult:
     confidence_level: float
     tie_share: dict[str, float]
     options: dict = field(default_factory=dict)
+    converged: dict[str, bool] = field(default_factory=dict)
 
     @property
     def n_failed(self) -> int:
@@ -119,7 +122,7 @@ def session_multiplicity(sessions: pd.DataFrame, n_replicates: int, rng: RNGLike
 
 def _fit_all(
     counts: GameCounts, anchors: np.ndarray, ties: str, prior: float
-) -> tuple[np.ndarray, np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """Point estimate (replicate 0, strict) and warm-started replicate fits."""
     elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
     if not conv:
@@ -127,7 +130,7 @@ def _fit_all(
     reps, failed = fit_elo_replicates(
         counts.wins[1:], counts.ties[1:], anchors=anchors, init_elo=elo0, ties_mode=ties, prior=prior
     )
-    return elo0, reps, failed
+    return elo0, reps, failed, conv
 
 
 def _tie_share(counts: GameCounts) -> float:
@@ -235,9 +238,10 @@ def elo_curves(
 
     elo_parts, rep_parts, games_parts, tie_parts, anchors, shares = [], [], [], [], {}, {}
     failed: dict[str, int] = {}
+    converged: dict[str, bool] = {}
     for fit_systems, anchor_idx, name in fits:
         counts = count_games(ck, systems=fit_systems, within_session=within, missing=missing, multiplicity=mult)
-        elo0, reps, n_fail = _fit_all(counts, anchor_idx, ties, prior)
+        elo0, reps, n_fail, converged[name] = _fit_all(counts, anchor_idx, ties, prior)
         failed[name] = n_fail
         elo_parts.append(elo0)
         rep_parts.append(reps)
@@ -298,4 +302,5 @@ def elo_curves(
     return CurveResult(
         curve=curve, mode=mode, budgets=ck.budgets, anchors=anchors, replicates=reps,
         failed=failed, confidence_level=confidence_level, tie_share=shares, options=options,
+        converged=converged,
     )
