@@ -9,7 +9,10 @@ task), count wins per player pair, and fit with choix's ``ilsr_pairwise_dense``
 (Maystre & Grossglauser 2015). It is timed on a few replicates and extrapolated to 500;
 its point estimate is compared with evalkit's.
 
-Run: ``MPLBACKEND=Agg python scripts/bench_budget.py [--reference-replicates 10]``.
+``--coverage N`` also measures the coverage of the 95 % bands on N simulated studies of the
+same design (one system, Gumbel offsets, a true 400 Elo/decade curve).
+
+Run: ``MPLBACKEND=Agg python scripts/bench_budget.py [--reference-replicates 10] [--coverage 60]``.
 """
 
 from __future__ import annotations
@@ -76,10 +79,33 @@ def reference_fit(values: pd.DataFrame, players: list[str], mult: np.ndarray | N
     return ELO * (theta - theta[0]) + 1000.0
 
 
+def coverage(n_studies: int, bootstrap: int) -> None:
+    """Share of studies whose 95 % band covers the true curve (5 sessions x 14 tasks)."""
+    import warnings
+
+    grid = geometric_grid(1e5, 1e5 * 1.5**18, ratio=1.5)
+    truth = 1000 + 400 * np.log10(grid / 1e5)
+    hits = []
+    for seed in range(n_studies):
+        gen = np.random.default_rng(100 + seed)
+        off = gen.gumbel(size=(14, 5))
+        t, s, b = np.meshgrid(np.arange(14), np.arange(5), np.arange(grid.size), indexing="ij")
+        tr = pd.DataFrame({"system": "A", "task": t.ravel(), "session": s.ravel(), "budget": grid[b].ravel(),
+                           "score": (np.log(grid[b] / 1e5) + off[t, s]).ravel()})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = elo_curves(tr, budgets=grid, bootstrap=bootstrap, rng=seed).curve
+        hits.append(((c["ci_low"] <= truth + 1e-9) & (truth - 1e-9 <= c["ci_high"])).to_numpy())
+    cov = np.mean(hits, axis=0)
+    print(f"\ncoverage of 95% bands over {n_studies} studies (5 sessions x 14 tasks, true 400/decade):")
+    print("  " + ", ".join(f"{grid[k]:.3g}: {cov[k]:.2f}" for k in (2, 4, 9, 14, 18)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reference-replicates", type=int, default=10)
     ap.add_argument("--bootstrap", type=int, default=500)
+    ap.add_argument("--coverage", type=int, default=0, help="simulated studies for band coverage")
     args = ap.parse_args()
     traces = make_traces(0)
     grid = geometric_grid(1e5, 1e5 * 1.5**18, ratio=1.5)
@@ -129,6 +155,8 @@ def main() -> None:
         print(f"  {i.system}: b_inf = {i.b_inf:.3g} (95% CI {i.ci_low:.3g} .. {i.ci_high:.3g}), {i.status}")
     ok = all(v[0] < 10 for v in results.values())
     print(f"\ntarget < 10 s per mode on this machine: {'met' if ok else 'NOT met'}")
+    if args.coverage:
+        coverage(args.coverage, 200)
 
 
 if __name__ == "__main__":
