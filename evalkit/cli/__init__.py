@@ -16,6 +16,7 @@ __all__ = ["main", "build_parser"]
 
 # Sub-command modules, in the order ``evalkit --help`` lists them.
 _COMMANDS: tuple[str, ...] = (
+    "demo",
     "summary",
     "rate",
     "simulate",
