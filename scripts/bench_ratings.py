@@ -7,7 +7,10 @@ frame of string labels (``model_a, model_b, winner`` with winner in ``model_a``,
 indexing, aggregation). Ties count as half a win (evalkit ``ties="half"``, evalica,
 arena-rank); choix ``ilsr_pairwise`` has no ties, so it gets the decided comparisons and
 is compared with evalkit ``ties="drop"`` (the same likelihood). Prints median times,
-ratios (other / evalkit) and the largest centred-Elo difference from evalkit.
+ratios (other / evalkit) and the largest centred-Elo difference from evalkit. A draw in
+which the maximum-likelihood ratings do not exist (some model wins or loses every game, as
+happens with 1000 models and 1e4 comparisons) is replaced by the next seed; the column
+``redraws`` counts them.
 
 Also times ``bootstrap_bt`` (1000 replicates, 1e5 comparisons, 100 models).
 
@@ -94,6 +97,26 @@ def run_arena_rank(df: pd.DataFrame) -> pd.Series:
     return pd.Series(np.asarray(model.params["ratings"]), index=list(data.competitors))
 
 
+def exists_for(
+    n_models: int, n_comparisons: int, tries: int = 20
+) -> tuple[pd.DataFrame | None, int]:
+    """A data set whose MLE exists with ties as half and dropped, and how many were redrawn.
+
+    With few comparisons per model some model may win (or lose) every game; evalkit then
+    refuses to fit (the other tools return an arbitrary large rating), so that draw is
+    replaced by the next seed and the number of redraws is reported.
+    """
+    for k in range(tries):
+        df = synthetic(n_models, n_comparisons, seed=n_models + n_comparisons + 1000 * k)
+        try:
+            run_evalkit(df, "drop")
+            run_evalkit(df, "half")
+        except ValueError:
+            continue
+        return df, k
+    return None, tries
+
+
 def available(name: str) -> bool:
     try:
         __import__(name)
@@ -140,13 +163,19 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n_models in models:
         for n_comp in sizes:
-            df = synthetic(n_models, n_comp, seed=n_models + n_comp)
+            df, redraws = exists_for(n_models, n_comp)
+            if df is None:
+                print(
+                    f"{n_models} models x {n_comp}: no finite MLE in {redraws} draws; skipped",
+                    flush=True,
+                )
+                continue
             run_evalkit(synthetic(5, 200))  # warm imports
             t_half, ref_half = timed(
                 lambda df=df: run_evalkit(df, "half"), args.repeats, args.budget
             )
             ref_drop = run_evalkit(df, "drop")
-            row = {"models": n_models, "comparisons": n_comp, "evalkit": t_half}
+            row = {"models": n_models, "comparisons": n_comp, "redraws": redraws, "evalkit": t_half}
             for name, fn in tools.items():
                 if name == "choix" and n_comp > args.skip_choix_above:
                     continue
