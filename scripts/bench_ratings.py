@@ -9,8 +9,9 @@ arena-rank); choix ``ilsr_pairwise`` has no ties, so it gets the decided compari
 is compared with evalkit ``ties="drop"`` (the same likelihood). Prints median times,
 ratios (other / evalkit) and the largest centred-Elo difference from evalkit. A draw in
 which the maximum-likelihood ratings do not exist (some model wins or loses every game, as
-happens with 1000 models and 1e4 comparisons) is replaced by the next seed; the column
-``redraws`` counts them.
+happens with 1000 models and 1e4 comparisons) is replaced by the next seed (column
+``redraws``); if five draws have none (``mle`` False), evalkit's time is the time it takes
+to refuse, and the other tools' answers (arbitrary) have no Elo difference.
 
 Also times ``bootstrap_bt`` (1000 replicates, 1e5 comparisons, 100 models).
 
@@ -97,24 +98,33 @@ def run_arena_rank(df: pd.DataFrame) -> pd.Series:
     return pd.Series(np.asarray(model.params["ratings"]), index=list(data.competitors))
 
 
-def exists_for(
-    n_models: int, n_comparisons: int, tries: int = 20
-) -> tuple[pd.DataFrame | None, int]:
-    """A data set whose MLE exists with ties as half and dropped, and how many were redrawn.
+def exists_for(n_models: int, n_comparisons: int, tries: int = 5) -> tuple[pd.DataFrame, int, bool]:
+    """A data set whose MLE exists with ties as half and dropped, the redraws, and whether found.
 
     With few comparisons per model some model may win (or lose) every game; evalkit then
-    refuses to fit (the other tools return an arbitrary large rating), so that draw is
-    replaced by the next seed and the number of redraws is reported.
+    refuses to fit (the other tools return arbitrary large ratings), so that draw is
+    replaced by the next seed. If no draw works, the first is returned with ``False``.
     """
+    first = None
     for k in range(tries):
         df = synthetic(n_models, n_comparisons, seed=n_models + n_comparisons + 1000 * k)
+        first = df if first is None else first
         try:
             run_evalkit(df, "drop")
             run_evalkit(df, "half")
         except ValueError:
             continue
-        return df, k
-    return None, tries
+        return df, k, True
+    return first, tries, False
+
+
+def refusal(df: pd.DataFrame) -> pd.Series:
+    """evalkit on data without an MLE: the time to aggregate, check and raise."""
+    try:
+        run_evalkit(df, "half")
+    except ValueError:
+        return pd.Series(dtype=float)
+    raise RuntimeError("expected evalkit to refuse")
 
 
 def available(name: str) -> bool:
@@ -163,25 +173,33 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n_models in models:
         for n_comp in sizes:
-            df, redraws = exists_for(n_models, n_comp)
-            if df is None:
-                print(
-                    f"{n_models} models x {n_comp}: no finite MLE in {redraws} draws; skipped",
-                    flush=True,
-                )
-                continue
+            df, redraws, exists = exists_for(n_models, n_comp)
             run_evalkit(synthetic(5, 200))  # warm imports
-            t_half, ref_half = timed(
-                lambda df=df: run_evalkit(df, "half"), args.repeats, args.budget
-            )
-            ref_drop = run_evalkit(df, "drop")
-            row = {"models": n_models, "comparisons": n_comp, "redraws": redraws, "evalkit": t_half}
+            if exists:
+                t_half, ref_half = timed(
+                    lambda df=df: run_evalkit(df, "half"), args.repeats, args.budget
+                )
+                ref_drop = run_evalkit(df, "drop")
+            else:  # no MLE: evalkit's time is the time to say so; Elo differences are undefined
+                t_half, _ = timed(lambda df=df: refusal(df), args.repeats, args.budget)
+                ref_half = ref_drop = None
+            row = {
+                "models": n_models,
+                "comparisons": n_comp,
+                "mle": exists,
+                "redraws": redraws,
+                "evalkit": t_half,
+            }
             for name, fn in tools.items():
                 if name == "choix" and n_comp > args.skip_choix_above:
                     continue
                 t, out = timed(lambda fn=fn, df=df: fn(df), args.repeats, args.budget)
                 ref = ref_drop if name == "choix" else ref_half
-                diff = (centred_elo(out.loc[ref.index]) - centred_elo(ref)).abs().max()
+                diff = (
+                    np.nan
+                    if ref is None
+                    else (centred_elo(out.loc[ref.index]) - centred_elo(ref)).abs().max()
+                )
                 row[name] = t
                 row[f"{name}/evalkit"] = t / t_half
                 row[f"{name} max |dElo|"] = diff
