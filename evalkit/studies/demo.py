@@ -118,7 +118,7 @@ def run_demo(
     """Simulate the default study, fit the curves, test, and write the report to ``out_dir``.
 
     Returns the report folder (``report.html``, ``report.md``, ``figures/``, ``tables/``,
-    ``run.json``, and ``sessions.csv.gz``, the simulated session table).
+    ``run.json``, and ``sessions.parquet``, the simulated session table).
     """
     config = config if config is not None else Figure11Config()
     res = figure11(config, rng=seed, progress=progress)
@@ -126,7 +126,7 @@ def run_demo(
     claims = figure11_claims(res, seed=seed)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    res.traces.to_csv(out / "sessions.csv.gz", index=False)
+    res.traces.to_parquet(out / "sessions.parquet", index=False)
     if progress:
         progress("running significance tests and writing the report")
 
@@ -134,7 +134,7 @@ def run_demo(
         ctx.results.update(figure11=res, claims=claims, final_scores=scores)
         return Section("Study", (Bullets((
             "Simulated with evalkit's calibrated swarm simulator (`evalkit.sim`, parameters in data/sim).",
-            "The session table is written to sessions.csv.gz; `evalkit curve sessions.csv.gz` reruns the curves "
+            "The session table is written to sessions.parquet; `evalkit curve sessions.parquet` reruns the curves "
             "on it like on any user's traces.",
         )),))
 
