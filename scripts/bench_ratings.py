@@ -160,10 +160,16 @@ def main(argv: list[str] | None = None) -> int:
         "--skip-choix-above", type=float, default=1e6, help="skip choix above this many comparisons"
     )
     parser.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates to time")
+    parser.add_argument(
+        "--models", type=int, nargs="+", default=None, help="numbers of models (default: grid)"
+    )
+    parser.add_argument(
+        "--sizes", type=int, nargs="+", default=None, help="numbers of comparisons (default: grid)"
+    )
     args = parser.parse_args(argv)
 
-    models = (20, 100) if args.quick else (20, 100, 1000)
-    sizes = (10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
+    models = args.models or ((20, 100) if args.quick else (20, 100, 1000))
+    sizes = args.sizes or ((10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000))
     tools = {"choix": run_choix}
     if available("evalica"):
         tools["evalica"] = run_evalica
@@ -193,7 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             for name, fn in tools.items():
                 if name == "choix" and n_comp > args.skip_choix_above:
                     continue
-                t, out = timed(lambda fn=fn, df=df: fn(df), args.repeats, args.budget)
+                try:
+                    t, out = timed(lambda fn=fn, df=df: fn(df), args.repeats, args.budget)
+                except Exception as exc:  # noqa: BLE001 - a tool failing is a result, not a crash
+                    row[name], row[f"{name} error"] = np.nan, type(exc).__name__
+                    continue
                 ref = ref_drop if name == "choix" else ref_half
                 diff = (
                     np.nan
