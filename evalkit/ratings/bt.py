@@ -19,7 +19,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.special import expit, log_expit
+from scipy.special import expit, log_expit, logit
 
 from evalkit.ratings._linalg import laplacian, pair_gradient, solve_centred
 from evalkit.ratings.counts import PairCounts
@@ -132,13 +132,20 @@ def _bt_loglik(
     return float(np.sum(w * log_expit(d)) + np.sum(lo * log_expit(-d)))
 
 
+def _start(i: np.ndarray, j: np.ndarray, w: np.ndarray, lo: np.ndarray, n: int) -> np.ndarray:
+    """Starting point: logit of each player's smoothed score share (saves ~2 Newton steps)."""
+    won = np.bincount(i, weights=w, minlength=n) + np.bincount(j, weights=lo, minlength=n)
+    played = np.bincount(i, weights=w + lo, minlength=n) + np.bincount(j, weights=w + lo, minlength=n)
+    return logit((won + 0.5) / (played + 1.0))
+
+
 def _newton_bt(
     counts: PairCounts, ties: str, l2: float, tol: float, max_iter: int, init: np.ndarray | None
 ) -> tuple[np.ndarray, int, bool, np.ndarray]:
     n = counts.n_players
     i, j, w, lo = bt_data(counts, ties)
     tot = w + lo
-    theta = np.zeros(n) if init is None else np.array(init, dtype=float)
+    theta = _start(i, j, w, lo, n) if init is None else np.array(init, dtype=float)
     if l2 == 0:
         theta -= theta.mean()
     obj = _bt_loglik(theta, i, j, w, lo) - 0.5 * l2 * theta @ theta

@@ -162,7 +162,7 @@ def covariance(
     if ridge:
         info = fit.information.copy()
         info[np.diag_indices(n)] += ridge
-        h_inv = np.linalg.inv(info)
+        h_inv = np.linalg.solve(info, np.eye(len(info)))
     else:
         h_inv = pinv_centred(fit.information, n, singular=fit.singular)
     if kind == "hessian":
