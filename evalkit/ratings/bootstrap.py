@@ -117,10 +117,9 @@ def _units(
         unit = cells.groupby(["p", "a", "b", "t"], sort=True).ngroup().to_numpy()
         n_units = int(unit.max()) + 1
         mult = np.bincount(unit, minlength=n_units).astype(float)
-        first = np.unique(unit, return_index=True)[1]
-        rows, cols = np.arange(n_units), pidx[first]
-        vals = (wi[first], wj[first], tie[first])
-        return _stack(rows, cols, vals, n_units, k), len(frame), mult / mult.sum()
+        first = np.unique(unit, return_index=True)[1]  # units are sorted by pair
+        contrib = _PairSorted(pidx[first], np.stack([wi[first], wj[first], tie[first]]), k)
+        return contrib, len(frame), mult / mult.sum()
     if cluster not in frame.columns:
         raise ValueError(
             f"The cluster column {cluster!r} is not in the frame; it has {list(frame.columns)}."
@@ -135,6 +134,29 @@ def _units(
     unit = pd.factorize(col.astype(str), sort=True)[0]
     n_units = int(unit.max()) + 1
     return _stack(unit, pidx, (wi, wj, tie), n_units, k), n_units, np.full(n_units, 1.0 / n_units)
+
+
+class _PairSorted:
+    """Unit contributions when every unit belongs to one pair and units are sorted by pair.
+
+    ``self @ draws.T`` gives the ``(3K, b)`` replicate sums like the sparse matrix of
+    :func:`_stack`, by one ``np.add.reduceat`` per statistic (no sparse product).
+    """
+
+    def __init__(self, pair: np.ndarray, vals: np.ndarray, k: int) -> None:
+        self.vals = vals  # (3, U)
+        self.k = k
+        self.starts = np.searchsorted(pair, np.arange(k))
+        self.empty = self.starts == np.append(self.starts[1:], len(pair))
+
+    def __matmul__(self, draws_t: np.ndarray) -> np.ndarray:
+        draws = draws_t.T  # (b, U)
+        starts = np.minimum(self.starts, draws.shape[1] - 1)
+        out = np.concatenate(
+            [np.add.reduceat(draws * v, starts, axis=1) for v in self.vals], axis=1
+        )
+        out[:, np.tile(self.empty, 3)] = 0.0
+        return out.T
 
 
 def _stack(rows: np.ndarray, cols: np.ndarray, vals: tuple, n_units: int, k: int):
@@ -233,6 +255,8 @@ def bootstrap_bt(
     )
     batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
     thetas, n_bad = [], 0
+    tie_full = c.ties > 0 if ties != "drop" else False
+    fwd, bwd = (c.wins_i > 0) | tie_full, (c.wins_j > 0) | tie_full
     never_lose = np.zeros(n, dtype=np.int64)
     never_win = np.zeros(n, dtype=np.int64)
     for start in range(0, n_boot, batch):
@@ -242,7 +266,15 @@ def bootstrap_bt(
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
         ok = np.ones(size, dtype=bool)
         if l2 == 0:
-            ok = exists_batch(c.i, c.j, wi, wj, tt, n, tie_edges=ties != "drop")
+            # A replicate's beat-or-tie graph is a subgraph of the full data's (strongly
+            # connected); only replicates that lost an edge need the components check.
+            tie_r = tt > 0 if ties != "drop" else False
+            lost = (fwd & ~((wi > 0) | tie_r)).any(axis=1) | (bwd & ~((wj > 0) | tie_r)).any(axis=1)
+            if lost.any():
+                idx = np.flatnonzero(lost)
+                ok[idx] = exists_batch(
+                    c.i, c.j, wi[idx], wj[idx], tt[idx], n, tie_edges=ties != "drop"
+                )
         for r in np.flatnonzero(~ok):
             lose, win = divergent_models(
                 PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r]), ties=ties
