@@ -136,7 +136,7 @@ class GeneratorParams:
     each a sibling of the primary parent with probability ``sibling_p``, else ``b`` layers further
     up with ``P(b) ~ skip_decay^b``. Value: best parent's value + N(mu_d + q, 1), ``mu_d`` linear
     from ``mu_top`` to ``mu_bottom``, ``q ~ N(0, fertility_sd^2)`` per DAG. Cost:
-    ``cost_law="geometric"``: ``exp(cost_growth * d / (D - 1))``; ``"linear"``:
+    ``cost_law="geometric"``: ``exp(cost_growth * (d / (D - 1)) ** cost_shape)``; ``"linear"``:
     ``1 + cost_growth * d / (D - 1)``; times ``exp(cost_sigma z)`` per step and a task clock
     ``exp(U(-clock_spread, clock_spread))``.
     """
@@ -163,6 +163,7 @@ class GeneratorParams:
     fertility_sd: float = 0.2
     cost_law: str = "linear"
     cost_growth: float = 9.0
+    cost_shape: float = 1.0
     cost_sigma: float = 0.2
     clock_spread: float = 0.3
 
@@ -284,7 +285,7 @@ def generate_dag(
         best = np.maximum.reduceat(value[pidx[ptr[lo] : ptr[hi]]], ptr[lo:hi] - ptr[lo])
         value[lo:hi] = best + delta[lo:hi]
     if p.cost_law == "geometric":
-        base = np.exp(p.cost_growth * frac)
+        base = np.exp(p.cost_growth * frac**p.cost_shape)
     else:
         base = 1.0 + p.cost_growth * frac
     clock = np.exp(g.uniform(-p.clock_spread, p.clock_spread))

@@ -46,17 +46,19 @@ class SimParams:
     communication: float = 0.02
     width_steps: float = 740.0
     width_profile: str = "bell"
+    aggregate: str = "mean-time"
 
     def to_dict(self) -> dict:
         return {"generator": asdict(self.generator), "policy": asdict(self.policy), "scheduling": self.scheduling,
                 "communication": self.communication, "width_steps": self.width_steps,
-                "width_profile": self.width_profile}
+                "width_profile": self.width_profile, "aggregate": self.aggregate}
 
     @classmethod
     def from_dict(cls, d: dict) -> SimParams:
         return cls(GeneratorParams(**d.get("generator", {})), Policy(**d.get("policy", {})),
                    float(d.get("scheduling", 0.05)), float(d.get("communication", 0.02)),
-                   float(d.get("width_steps", 740.0)), str(d.get("width_profile", "bell")))
+                   float(d.get("width_steps", 740.0)), str(d.get("width_profile", "bell")),
+                   str(d.get("aggregate", "mean-time")))
 
 
 def save_params(params: SimParams, path: str | os.PathLike, **extra: object) -> None:
@@ -74,7 +76,7 @@ def load_params(path: str | os.PathLike | None = None) -> SimParams:
         raise ValueError(f"Parameter file {str(p)!r} does not exist.")
     d = json.loads(p.read_text())
     return SimParams.from_dict({k: d[k] for k in ("generator", "policy", "scheduling", "communication",
-                                                  "width_steps", "width_profile") if k in d})
+                                                  "width_steps", "width_profile", "aggregate") if k in d})
 
 
 def _record(run) -> np.ndarray:
@@ -126,17 +128,42 @@ def _task(args: tuple) -> dict[str, np.ndarray]:
 
 
 class Results:
-    """Per-setting arrays of shape (n_dags, 4, len(LEVELS)) for one seed, plus helpers."""
+    """Per-setting arrays of shape (n_dags, 4, len(LEVELS)) for one seed, plus helpers.
 
-    def __init__(self, seed: int, tasks: Sequence[dict[str, np.ndarray]]) -> None:
+    ``aggregate`` says how the runs of a setting are averaged for a speedup:
+    ``"mean-time"`` - ratio of the mean times to the level over the DAGs;
+    ``"mean-curve"`` - average the runs' score curves over time (each run's time in units of
+    its own DAG's single-agent t_mid), read the time at which the mean curve reaches the level
+    (as one reads a figure), and take the ratio of those times.
+    """
+
+    def __init__(self, seed: int, tasks: Sequence[dict[str, np.ndarray]], aggregate: str = "mean-time") -> None:
+        if aggregate not in ("mean-time", "mean-curve"):
+            raise ValueError(f"aggregate must be 'mean-time' or 'mean-curve'; got {aggregate!r}.")
         self.seed = seed
+        self.aggregate = aggregate
         self.data = {k: np.stack([t[k] for t in tasks]) for k in tasks[0]}
+
+    def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
+        """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""
+        row = {"coverage": 0, "best": 1}[metric]
+        t_mid = self.data[baseline][:, 0, _level_index(0.5)]
+        times = self.data[key][:, row, :] / t_mid[:, None]  # (n_dags, levels), non-decreasing
+        cand = np.unique(times)
+        # mean over runs of each run's level at time t (step functions of t)
+        reached = (times[:, None, :] <= cand[None, :, None]).sum(axis=2)  # (n_dags, cand)
+        lv = np.concatenate([[0.0], LEVELS])[reached]
+        ok = np.flatnonzero(lv.mean(axis=0) >= level - 1e-9)
+        return float(cand[ok[0]])
 
     def mean_time(self, key: str, metric: str, level: float, *, agent_time: bool = False) -> float:
         row = {"coverage": 0, "best": 1}[metric] + (2 if agent_time else 0)
         return float(self.data[key][:, row, _level_index(level)].mean())
 
     def speedup(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
+        if self.aggregate == "mean-curve":
+            return self.curve_time(baseline, metric, level, baseline=baseline) / self.curve_time(
+                key, metric, level, baseline=baseline)
         return self.mean_time(baseline, metric, level) / self.mean_time(key, metric, level)
 
     def agent_time_ratio(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
@@ -193,4 +220,4 @@ def run_experiments(
     else:
         with ProcessPoolExecutor(workers) as ex:
             outs = list(ex.map(_task, jobs, chunksize=max(1, len(jobs) // (4 * workers))))
-    return [Results(int(s), outs[j * n_dags:(j + 1) * n_dags]) for j, s in enumerate(seeds)]
+    return [Results(int(s), outs[j * n_dags:(j + 1) * n_dags], params.aggregate) for j, s in enumerate(seeds)]

@@ -45,7 +45,9 @@ from evalkit.sim.engine import COMPLETE, DISPATCH, EventQueue
 __all__ = ["RULES", "KEYS", "Policy", "SimRun", "simulate"]
 
 RULES: tuple[str, ...] = ("own-branch", "random", "shallowest", "shortest", "critical-path")
-KEYS: tuple[str, ...] = ("deepest", "shallowest", "random", "shortest", "longest", "critical-path", "fifo")
+KEYS: tuple[str, ...] = (
+    "deepest", "shallowest", "random", "shortest", "longest", "critical-path", "fifo", "biased-deep",
+)
 _RULE_KEY = {"random": "random", "shallowest": "shallowest", "shortest": "shortest", "critical-path": "critical-path"}
 SWARMS: tuple[str, ...] = ("standard", "recursive")
 
@@ -65,6 +67,10 @@ class Policy:
         Which unclaimed ready step the coordinator gives a new agent.
     baseline_own_key, baseline_memory, baseline_dispatch_key : str
         The same three choices for the single-agent baseline.
+    depth_bias : float
+        Strength of the ``"biased-deep"`` key: a softmax choice with weight
+        ``exp(depth_bias * depth / (D - 1))`` (Gumbel-max with one Gumbel draw per step and run;
+        0 = random, large = deepest).
     """
 
     own_key: str = "deepest"
@@ -73,8 +79,11 @@ class Policy:
     baseline_own_key: str = "deepest"
     baseline_memory: str = "all"
     baseline_dispatch_key: str = "random"
+    depth_bias: float = 2.0
 
     def __post_init__(self) -> None:
+        if not math.isfinite(self.depth_bias):
+            raise ValueError(f"Policy.depth_bias must be finite; got {self.depth_bias!r}.")
         for name in ("own_key", "dispatch_key", "baseline_own_key", "baseline_dispatch_key"):
             if getattr(self, name) not in KEYS:
                 raise ValueError(f"Policy.{name} must be one of {KEYS}; got {getattr(self, name)!r}.")
@@ -133,7 +142,7 @@ class SimRun:
         )
 
 
-def _ranks(key: str, dag: Dag, tb: np.ndarray) -> list[float] | None:
+def _ranks(key: str, dag: Dag, tb: np.ndarray, bias: float = 0.0) -> list[float] | None:
     """Static priority of every step under ``key`` (lower is picked first); None = FIFO."""
     if key == "fifo":
         return None
@@ -145,6 +154,9 @@ def _ranks(key: str, dag: Dag, tb: np.ndarray) -> list[float] | None:
         r = tb
     elif key == "shortest":
         r = dag.cost + 1e-9 * tb
+    elif key == "biased-deep":
+        gumbel = -np.log(-np.log(np.clip(tb, 1e-300, 1 - 1e-16)))
+        r = -(bias * dag.depth / max(dag.n_layers - 1, 1) + gumbel)
     elif key == "longest":
         r = -dag.cost + 1e-9 * tb
     else:  # critical-path
@@ -204,10 +216,15 @@ def simulate(
     pp, pidx = dag.parent_ptr.tolist(), dag.parent_idx.tolist()
     tb = g.random(n)
     own_branch = rule == "own-branch"
-    own_rank = _ranks(pol.own_key, dag, tb) if own_branch else None
-    pool_rank = _ranks(pol.dispatch_key if own_branch else _RULE_KEY[rule], dag, tb)
-    if own_rank is None:  # FIFO within a branch = in order of unlocking
-        own_rank = list(range(n))
+    own_rank = _ranks(pol.own_key, dag, tb, pol.depth_bias) if own_branch else None
+    pool_rank = _ranks(pol.dispatch_key if own_branch else _RULE_KEY[rule], dag, tb, pol.depth_bias)
+    if own_rank is None:  # FIFO within a branch: in order of unlocking (a step unlocks once)
+        unlock_order = [0] * n
+
+        def own_key(c: int) -> int:
+            return unlock_order[c]
+    else:
+        own_key = own_rank.__getitem__
     recursive = swarm == "recursive"
     last_only = pol.branch_memory == "last"
     sched_unit = scheduling * float(np.median(dag.cost))
@@ -266,9 +283,11 @@ def simulate(
         fifo += 1
     n_ready = len(sources)
     if recursive:
-        owned.append(sorted(sources, key=own_rank.__getitem__)[1:])
+        first = min(sources, key=own_key)
+        owned.append([(own_key(c), c) for c in sources if c != first])
+        heapq.heapify(owned[0])
         active = 1
-        begin(0, min(sources, key=own_rank.__getitem__), 0.0, True)
+        begin(0, first, 0.0, True)
     else:
         push(0.0, DISPATCH, None)
         dispatch_pending = True
@@ -291,13 +310,15 @@ def simulate(
             rem[c] -= 1
             if rem[c] == 0:
                 new.append(c)
+                if own_rank is None:
+                    unlock_order[c] = fifo
                 heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
                 fifo += 1
         n_ready += len(new)
         nxt = -1
         if own_branch:
             if recursive and len(new) > 1:
-                new.sort(key=own_rank.__getitem__)
+                new.sort(key=own_key)
                 mine = owned[a]
                 for c in new[1:]:
                     if active < cap:
@@ -305,17 +326,20 @@ def simulate(
                         owned.append([])
                         begin(len(owned) - 1, c, t, True)
                     else:
-                        mine.append(c)
+                        heappush(mine, (own_key(c), c))
                 new = new[:1]
             if last_only and not recursive:
-                cands = new
+                if new:
+                    nxt = min(new, key=own_key)
             else:
                 mine = owned[a]
-                mine.extend(new)
-                cands = [x for x in mine if not claimed[x]]
-                owned[a] = cands
-            if cands:
-                nxt = min(cands, key=own_rank.__getitem__)
+                for c in new:
+                    heappush(mine, (own_key(c), c))
+                while mine:
+                    c = heappop(mine)[1]
+                    if not claimed[c]:
+                        nxt = c
+                        break
         elif n_ready:
             nxt = pop_pool()
         if nxt >= 0:
