@@ -183,22 +183,32 @@ def _batched_newton(i, j, w, lo, theta0, h_inv0, l2, tol, max_iter):
 
     Every step uses the full-data inverse information ``h_inv0`` (the chord method):
     replicates start at the full-data estimate ``theta0`` and are close to it, so the
-    steps contract fast, and one factorisation serves all replicates. Returns theta and
-    a converged mask (the caller refits the others with the damped single solver).
+    steps contract fast, and one factorisation serves all replicates. The chord
+    iteration is a contraction; Anderson mixing of depth 1 (per replicate) roughly
+    halves the number of steps. Returns theta and a converged mask (the caller refits
+    the others with the damped single solver).
     """
     b = w.shape[0]
     inc = _incidence(i, j, theta0.shape[0])
-    theta = np.tile(theta0, (b, 1))
+    x = np.tile(theta0, (b, 1))
     tot = w + lo
     done = np.zeros(b, dtype=bool)
+    prev_x = prev_f = None
     for _ in range(max_iter):
-        p = expit(theta[:, i] - theta[:, j])
-        step = ((inc @ (w - tot * p).T).T - l2 * theta) @ h_inv0
-        theta += step
-        done = np.max(np.abs(step), axis=1) < tol
+        p = expit(x[:, i] - x[:, j])
+        f = ((inc @ (w - tot * p).T).T - l2 * x) @ h_inv0  # chord step: G(x) - x
+        done = np.max(np.abs(f), axis=1) < tol
         if done.all():
             break
-    return theta, done & np.isfinite(theta).all(axis=1)
+        new = x + f
+        if prev_f is not None:
+            df = f - prev_f
+            denom = np.einsum("bn,bn->b", df, df)
+            gamma = np.divide(np.einsum("bn,bn->b", f, df), denom, out=np.zeros(b), where=denom > 0)
+            new -= gamma[:, None] * (new - (prev_x + prev_f))
+        prev_x, prev_f = x, f
+        x = new
+    return x, done & np.isfinite(x).all(axis=1)
 
 
 def bootstrap_bt(
