@@ -96,3 +96,26 @@ def test_cluster_bootstrap_is_wider_for_duplicated_clusters():
     items = bootstrap_bt(data, n_boot=300, rng=5, cluster="item").theta.std(axis=0)
     ratio = np.median(items / rows)
     assert 1.9 < ratio < 3.1  # sqrt(6) = 2.45
+
+
+def test_fast_existence_check_is_exact():
+    # The backbone shortcut must agree with scipy's strongly connected components on every
+    # replicate, including sparse ones where many replicates have no MLE.
+    from evalkit.ratings.bootstrap import _backbone, _replicates_exist
+    from evalkit.ratings.existence import strong_components
+
+    rng = np.random.default_rng(0)
+    n = 10
+    i, j = np.triu_indices(n, 1)
+    names = tuple(str(k) for k in range(n))
+    full = PairCounts(names, i, j, np.ones(len(i)), np.ones(len(i)), np.ones(len(i)))
+    for ties in ("half", "drop"):
+        backbone = _backbone(full, ties)
+        for density in (0.08, 0.2, 0.5):
+            wi, wj, tt = ((rng.random((60, len(i))) < density) * 1.0 for _ in range(3))
+            ok = _replicates_exist(full, backbone, wi, wj, tt, ties)
+            ref = [
+                strong_components(PairCounts(names, i, j, wi[r], wj[r], tt[r]), ties=ties)[0] == 1
+                for r in range(60)
+            ]
+            np.testing.assert_array_equal(ok, ref)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 from evalkit._rng import RNGLike, as_generator
@@ -117,9 +118,9 @@ def _units(
         unit = cells.groupby(["p", "a", "b", "t"], sort=True).ngroup().to_numpy()
         n_units = int(unit.max()) + 1
         mult = np.bincount(unit, minlength=n_units).astype(float)
-        first = np.unique(unit, return_index=True)[1]  # units are sorted by pair
-        contrib = _PairSorted(pidx[first], np.stack([wi[first], wj[first], tie[first]]), k)
-        return contrib, len(frame), mult / mult.sum()
+        first = np.unique(unit, return_index=True)[1]
+        rows, cols, vals = np.arange(n_units), pidx[first], (wi[first], wj[first], tie[first])
+        return _sums(rows, cols, vals, k), len(frame), mult / mult.sum()
     if cluster not in frame.columns:
         raise ValueError(
             f"The cluster column {cluster!r} is not in the frame; it has {list(frame.columns)}."
@@ -133,37 +134,94 @@ def _units(
         )
     unit = pd.factorize(col.astype(str), sort=True)[0]
     n_units = int(unit.max()) + 1
-    return _stack(unit, pidx, (wi, wj, tie), n_units, k), n_units, np.full(n_units, 1.0 / n_units)
+    # one entry per (cluster, statistic): merge the rows of a cluster first
+    merged = (
+        coo_matrix(
+            (
+                np.concatenate([wi, wj, tie]),
+                (np.tile(unit, 3), np.concatenate([pidx, pidx + k, pidx + 2 * k])),
+            ),
+            shape=(n_units, 3 * k),
+        )
+        .tocsr()
+        .tocoo()
+    )
+    sums = _UnitSums(merged.col.astype(np.int64), merged.row.astype(np.int64), merged.data, 3 * k)
+    return sums, n_units, np.full(n_units, 1.0 / n_units)
 
 
-class _PairSorted:
-    """Unit contributions when every unit belongs to one pair and units are sorted by pair.
+class _UnitSums:
+    """Replicate sums of unit contributions, ``(b, U) -> (b, 3K)``, without a sparse product.
 
-    ``self @ draws.T`` gives the ``(3K, b)`` replicate sums like the sparse matrix of
-    :func:`_stack`, by one ``np.add.reduceat`` per statistic (no sparse product).
+    Each nonzero contribution (unit ``u`` adds ``value`` to statistic ``stat`` in
+    ``0..3K-1``: wins_i, wins_j, ties per pair) is an entry; entries are sorted by
+    statistic so that one gather and one ``np.add.reduceat`` give all sums.
     """
 
-    def __init__(self, pair: np.ndarray, vals: np.ndarray, k: int) -> None:
-        self.vals = vals  # (3, U)
-        self.k = k
-        self.starts = np.searchsorted(pair, np.arange(k))
-        self.empty = self.starts == np.append(self.starts[1:], len(pair))
+    def __init__(self, stat: np.ndarray, unit: np.ndarray, value: np.ndarray, n_stats: int) -> None:
+        keep = value != 0
+        order = np.argsort(stat[keep], kind="stable")
+        self.unit = unit[keep][order]
+        self.value = value[keep][order]
+        self.ones = bool(np.all(self.value == 1.0))
+        stat = stat[keep][order]
+        self.starts = np.searchsorted(stat, np.arange(n_stats))
+        self.empty = self.starts == np.append(self.starts[1:], len(stat))
+        self.starts = np.minimum(self.starts, max(len(stat) - 1, 0))
 
-    def __matmul__(self, draws_t: np.ndarray) -> np.ndarray:
-        draws = draws_t.T  # (b, U)
-        starts = np.minimum(self.starts, draws.shape[1] - 1)
-        out = np.concatenate(
-            [np.add.reduceat(draws * v, starts, axis=1) for v in self.vals], axis=1
-        )
-        out[:, np.tile(self.empty, 3)] = 0.0
-        return out.T
+    def __call__(self, draws: np.ndarray) -> np.ndarray:
+        picked = draws[:, self.unit]
+        if not self.ones:
+            picked *= self.value
+        out = np.add.reduceat(picked, self.starts, axis=1)
+        out[:, self.empty] = 0.0
+        return out
 
 
-def _stack(rows: np.ndarray, cols: np.ndarray, vals: tuple, n_units: int, k: int):
-    """Sparse ``(U, 3K)`` matrix of unit contributions to (wins_i, wins_j, ties) per pair."""
-    r = np.concatenate([rows, rows, rows])
-    cc = np.concatenate([cols, cols + k, cols + 2 * k])
-    return coo_matrix((np.concatenate(vals), (r, cc)), shape=(n_units, 3 * k)).T.tocsr()
+def _sums(rows: np.ndarray, cols: np.ndarray, vals: tuple, k: int) -> _UnitSums:
+    """:class:`_UnitSums` for units ``rows`` adding ``vals`` (wins_i, wins_j, ties) to pairs ``cols``."""
+    stat = np.concatenate([cols, cols + k, cols + 2 * k])
+    return _UnitSums(stat, np.tile(rows, 3), np.concatenate(vals), 3 * k)
+
+
+def _backbone(c: PairCounts, ties: str, per_player: int = 4) -> np.ndarray:
+    """Pairs most likely to stay two-way in a replicate: each player's ``per_player`` best.
+
+    "Best" = largest ``min(wins_i + ties, wins_j + ties)`` (support in both directions).
+    """
+    tie = c.ties if ties != "drop" else 0.0
+    both = np.minimum(c.wins_i + tie, c.wins_j + tie)
+    pair = np.flatnonzero(both > 0)
+    node = np.concatenate([c.i[pair], c.j[pair]])
+    cand = np.concatenate([pair, pair])
+    order = np.lexsort((-both[cand], node))
+    node, cand = node[order], cand[order]
+    start = np.searchsorted(node, node)  # first position of each player's run
+    rank = np.arange(len(node)) - start
+    return np.unique(cand[rank < per_player])
+
+
+def _replicates_exist(c: PairCounts, backbone: np.ndarray, wi, wj, tt, ties: str) -> np.ndarray:
+    """Whether each replicate has a finite MLE (exact).
+
+    Fast sufficient test first: if the backbone pairs that stayed two-way in the replicate
+    connect all players, the beat-or-tie graph is strongly connected. Replicates failing
+    it get the full strongly-connected-components check.
+    """
+    b, n = wi.shape[0], c.n_players
+    tie = tt[:, backbone] > 0 if ties != "drop" else False
+    two_way = ((wi[:, backbone] > 0) | tie) & ((wj[:, backbone] > 0) | tie)
+    rep, e = np.nonzero(two_way)
+    graph = coo_matrix(
+        (np.ones(len(rep)), (rep * n + c.i[backbone][e], rep * n + c.j[backbone][e])),
+        shape=(b * n, b * n),
+    ).tocsr()
+    labels = connected_components(graph, directed=False)[1].reshape(b, n)
+    ok = (labels == labels[:, :1]).all(axis=1)
+    if not ok.all():
+        idx = np.flatnonzero(~ok)
+        ok[idx] = exists_batch(c.i, c.j, wi[idx], wj[idx], tt[idx], n, tie_edges=ties != "drop")
+    return ok
 
 
 def _incidence(i: np.ndarray, j: np.ndarray, n: int):
@@ -265,26 +323,17 @@ def bootstrap_bt(
     )
     batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
     thetas, n_bad = [], 0
-    tie_full = c.ties > 0 if ties != "drop" else False
-    fwd, bwd = (c.wins_i > 0) | tie_full, (c.wins_j > 0) | tie_full
+    backbone = _backbone(c, ties) if l2 == 0 else None
     never_lose = np.zeros(n, dtype=np.int64)
     never_win = np.zeros(n, dtype=np.int64)
     for start in range(0, n_boot, batch):
         size = min(batch, n_boot - start)
         draws = gen.multinomial(draw_n, probs, size=size).astype(float)
-        stats = (A @ draws.T).T  # (size, 3K)
+        stats = A(draws)  # (size, 3K)
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
         ok = np.ones(size, dtype=bool)
         if l2 == 0:
-            # A replicate's beat-or-tie graph is a subgraph of the full data's (strongly
-            # connected); only replicates that lost an edge need the components check.
-            tie_r = tt > 0 if ties != "drop" else False
-            lost = (fwd & ~((wi > 0) | tie_r)).any(axis=1) | (bwd & ~((wj > 0) | tie_r)).any(axis=1)
-            if lost.any():
-                idx = np.flatnonzero(lost)
-                ok[idx] = exists_batch(
-                    c.i, c.j, wi[idx], wj[idx], tt[idx], n, tie_edges=ties != "drop"
-                )
+            ok = _replicates_exist(c, backbone, wi, wj, tt, ties)
         for r in np.flatnonzero(~ok):
             lose, win = divergent_models(
                 PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r]), ties=ties
