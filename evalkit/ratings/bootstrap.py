@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.schema import validate_comparisons
@@ -253,8 +252,16 @@ def _batched_newton(i, j, w, lo, theta0, h_inv0, l2, tol, max_iter):
     done = np.zeros(b, dtype=bool)
     prev_x = prev_f = None
     for _ in range(max_iter):
-        p = expit(x[:, i] - x[:, j])
-        f = ((inc @ (w - tot * p).T).T - l2 * x) @ h_inv0  # chord step: G(x) - x
+        q = x[:, i]  # in place: d -> p = 1 / (1 + exp(-d)) -> residual w - tot * p
+        q -= x[:, j]
+        np.negative(q, out=q)
+        with np.errstate(over="ignore"):
+            np.exp(q, out=q)
+        q += 1.0
+        np.reciprocal(q, out=q)
+        q *= tot
+        np.subtract(w, q, out=q)
+        f = ((inc @ q.T).T - l2 * x) @ h_inv0  # chord step: G(x) - x
         done = np.max(np.abs(f), axis=1) < tol
         if done.all():
             break
