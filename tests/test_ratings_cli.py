@@ -28,7 +28,11 @@ def test_rate_writes_tables_and_plots(tmp_path, capsys):
         assert (tmp_path / name).stat().st_size > 0
     table = pd.read_csv(tmp_path / "leaderboard.csv")
     # Elo = 1000 + 400/ln 10 * (log s - mean log s) with s = evalica.bradley_terry scores (golden)
-    gold = pd.read_csv(DATA / "food-golden.csv").query("algorithm == 'bradley_terry'").set_index("item")["score"]
+    gold = (
+        pd.read_csv(DATA / "food-golden.csv")
+        .query("algorithm == 'bradley_terry'")
+        .set_index("item")["score"]
+    )
     expected = 1000 + ELO_SCALE * (np.log(gold) - np.log(gold).mean())
     got = table.set_index("model")["elo"]
     np.testing.assert_allclose(got.loc[expected.index], expected.to_numpy(), atol=0.01)
@@ -37,7 +41,16 @@ def test_rate_writes_tables_and_plots(tmp_path, capsys):
 
 
 def test_rate_anchor_bootstrap(tmp_path, capsys):
-    args = ["rate", str(DATA / "food.csv"), "--anchor", "Pizza=1200", "--bootstrap", "200", "--seed", "3"]
+    args = [
+        "rate",
+        str(DATA / "food.csv"),
+        "--anchor",
+        "Pizza=1200",
+        "--bootstrap",
+        "200",
+        "--seed",
+        "3",
+    ]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "difference with Pizza" in out and "bootstrap 95% percentile" in out
@@ -59,10 +72,28 @@ def test_plots_return_axes():
     matrix = win_rate_matrix(aggregate(frame))
     ax = plot_win_rate_heatmap(matrix, order=list(matrix.index[::-1]))
     assert [t.get_text() for t in ax.get_yticklabels()] == list(matrix.index[::-1])
-    table = pd.DataFrame({"model": ["a", "b"], "elo": [1010.0, 990.0], "ci_low": [1000.0, 980.0], "ci_high": [1020.0, 1000.0]})
+    table = pd.DataFrame(
+        {
+            "model": ["a", "b"],
+            "elo": [1010.0, 990.0],
+            "ci_low": [1000.0, 980.0],
+            "ci_high": [1020.0, 1000.0],
+        }
+    )
     table.attrs["interval"] = "sandwich 95% Wald, centred"
     ax2 = plot_leaderboard(table)
     assert ax2.get_xlabel() == "Elo (sandwich 95% Wald, centred)"
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_rate_cluster_changes_intervals_not_ratings(tmp_path, capsys):
+    llmfao = Path(__file__).parent / "data" / "llmfao" / "crowd-comparisons.csv"
+    assert main(["rate", str(llmfao), "--out", str(tmp_path / "plain")]) == 0
+    assert main(["rate", str(llmfao), "--cluster", "item", "--out", str(tmp_path / "item")]) == 0
+    assert "cluster-robust ('item') sandwich" in capsys.readouterr().out
+    plain = pd.read_csv(tmp_path / "plain" / "leaderboard.csv").set_index("model")
+    item = pd.read_csv(tmp_path / "item" / "leaderboard.csv").set_index("model").loc[plain.index]
+    np.testing.assert_allclose(item["elo"], plain["elo"], atol=1e-9)  # same point estimate
+    assert not np.allclose(item["ci_high"] - item["ci_low"], plain["ci_high"] - plain["ci_low"])
