@@ -227,7 +227,9 @@ def fit_bt(
     solver : {"newton", "choix"}, default "newton"
         ``"choix"`` solves with :func:`choix.ilsr_pairwise_dense` (Maystre & Grossglauser
         2015) as an independent cross-check; ``ties`` "half"/"drop" and ``l2 == 0`` only.
-        The information matrix is still evaluated at the choix solution.
+        The information matrix is still evaluated at the choix solution; ``n_iter`` is
+        -1 (choix does not report it) and ``converged`` means a max-norm gradient below
+        1e-6 times the number of comparisons.
 
     Returns
     -------
@@ -284,6 +286,8 @@ def fit_bt(
         loglik = _bt_loglik(theta, i, j, w, lo)
         p = expit(theta[i] - theta[j])
         grad = pair_gradient(i, j, w - (w + lo) * p, n) - l2 * theta
+        if solver == "choix":  # choix reports no diagnostics: judge by the gradient
+            converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
     return BTFit(
         theta=theta,
         players=counts.players,
