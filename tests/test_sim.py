@@ -232,3 +232,29 @@ def test_bottom_level_closed_form():
     steps = pd.DataFrame({"step": list("abcd"), "duration": [1.0, 5.0, 2.0, 1.0]})
     d = dag_from_frames(pd.DataFrame({"parent": list("aabc"), "child": list("bcdd")}), steps)
     np.testing.assert_allclose(d.bottom_level, [7.0, 6.0, 3.0, 1.0])
+
+
+def test_biased_deep_interpolates_random_and_deepest(dags):
+    from evalkit.sim.swarms import _ranks
+
+    d = dags[0]
+    tb = np.random.default_rng(0).random(d.n_steps)
+    # a huge bias ranks by depth first (deepest first), like "deepest"
+    order = np.argsort(_ranks("biased-deep", d, tb, 1e9))
+    assert np.all(np.diff(d.depth[order]) <= 0)
+    # bias 0: Gumbel-max over i.i.d. keys = a uniformly random order, the reverse of tb's order here
+    np.testing.assert_array_equal(np.argsort(_ranks("biased-deep", d, tb, 0.0)), np.argsort(-tb))
+
+
+def test_mean_curve_equals_mean_time_for_identical_runs(dags):
+    from evalkit.sim.experiments import LEVELS, Results
+
+    run1 = simulate(dags[0], agents=1, scheduling=0.0, communication=0.0, rng=0)
+    run4 = simulate(dags[0], agents=4, scheduling=0.0, communication=0.0, rng=0)
+    rec = {k: np.stack([time_to_coverage(r, LEVELS), time_to_best(r, LEVELS), time_to_coverage(r, LEVELS),
+                        time_to_best(r, LEVELS)]) for k, r in (("single", run1), ("standard|4", run4))}
+    a = Results(0, [rec, rec], "mean-time")
+    b = Results(0, [rec, rec], "mean-curve")
+    for metric in ("coverage", "best"):
+        for level in (0.5, 0.9):
+            assert b.speedup("standard|4", metric, level) == pytest.approx(a.speedup("standard|4", metric, level))

@@ -251,7 +251,9 @@ def generate_dag(
     parents: list[list[int]] = [[int(x)] for x in primary]
     parents[0] = []
     anc = [0] * n  # ancestor bitsets as Python ints
-    wl = weight.tolist()
+    layer_cw = [np.cumsum(weight[start[d] : start[d + 1]]) for d in range(D)]
+    starts = start.tolist()
+    ss = np.searchsorted
     for v in range(1, n):
         ps = parents[v]
         k = int(n_extra[v])
@@ -262,9 +264,9 @@ def generate_dag(
             us = g.random(k)
             for j in range(k):
                 layer = dv - 1 if sib[j] else max(0, dv - 1 - int(ups[j]))
-                lo, hi = int(start[layer]), int(start[layer + 1])
-                cw = np.cumsum(wl[lo:hi])
-                c = lo + min(int(np.searchsorted(cw, us[j] * cw[-1], side="right")), hi - lo - 1)
+                lo, hi = starts[layer], starts[layer + 1]
+                cw = layer_cw[layer]
+                c = lo + min(int(ss(cw, us[j] * cw[-1], side="right")), hi - lo - 1)
                 if c in ps or any((anc[x] >> c) & 1 for x in ps):
                     continue  # c is an ancestor of a chosen parent (or chosen already)
                 ps = [x for x in ps if not (anc[c] >> x) & 1]
