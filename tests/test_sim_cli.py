@@ -77,3 +77,19 @@ def test_cli_run_and_errors(tmp_path, capsys):
     assert "cycle" in capsys.readouterr().err
     assert main(["simulate", "run", "--agents", "0", "--dags", "1", "--out", str(out)]) == 2
     assert main(["simulate", "run", "--rule", "widest", "--dags", "1", "--out", str(out)]) == 2
+
+
+def test_calibration_search_keeps_the_best_candidate():
+    from evalkit.sim.calibrate import calibrate, score_params
+
+    start = SimParams(generator=SMALL)
+    space = {("policy", "dispatch_key"): ("random", "deepest"), ("generator", "cost_growth"): (3.0,)}
+    best, score, hist = calibrate(start, space=space, seeds=(5,), n_dags=2, max_passes=1, workers=1)
+    # the current value ("random") is not re-evaluated
+    assert list(hist["knob"]) == ["start", "policy.dispatch_key", "generator.cost_growth"]
+    # the returned score is the best one evaluated, and re-scoring the returned set gives it again (CRN)
+    scores = list(zip(hist["rows_held"], hist["seed_rows_held"], hist["closeness"], strict=True))
+    assert (score.rows_held, score.seed_rows_held, score.closeness) == max(scores)
+    assert score_params(best, seeds=(5,), n_dags=2, workers=1)[0] == score
+    with pytest.raises(ValueError, match="Unknown knob"):
+        calibrate(start, space={("policy", "colour"): ("red",)}, seeds=(5,), n_dags=1, workers=1)
