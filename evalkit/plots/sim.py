@@ -72,6 +72,8 @@ def plot_width(results, *, layers: Sequence[int], level: float = 0.9, ax=None):
             ax.plot(layers, y, marker="o", ls=ls, label=f"{swarm}, {metric}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_xticks(list(layers), [str(D) for D in layers])
+    ax.minorticks_off()
     ax.invert_xaxis()
     ax.set_xlabel("layers (fewer = wider)")
     ax.set_ylabel(f"speedup at {level:.0%}")

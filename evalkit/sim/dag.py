@@ -207,7 +207,8 @@ def generate_dag(
     Parameters
     ----------
     params : GeneratorParams, optional
-        Generator knobs (default: the original post as reported).
+        Generator knobs (default: the calibrated set in ``data/sim/calibrated.json``;
+        ``GeneratorParams()`` is the original post as reported).
     rng : int or numpy Generator
         Seed; the same seed gives the same DAG bit for bit.
     n_steps, n_layers : int, optional
@@ -218,7 +219,11 @@ def generate_dag(
     -------
     Dag
     """
-    p = params or GeneratorParams()
+    if params is None:
+        from evalkit.sim.experiments import calibrated
+
+        params = calibrated().generator
+    p = params
     g = as_generator(rng)
     z = g.standard_normal(5)
     n = int(n_steps) if n_steps is not None else max(8, round(p.n_steps * np.exp(p.n_steps_sigma * z[0])))

@@ -12,6 +12,7 @@ speedup is the ratio of the mean times (see :mod:`evalkit.sim.metrics`).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Sequence
@@ -27,7 +28,7 @@ from evalkit.sim.swarms import RULES, Policy, simulate
 
 __all__ = [
     "LEVELS", "SIZES", "WIDTH_LAYERS", "SimParams", "Results", "run_experiments", "load_params", "save_params",
-    "DEFAULT_PARAMS_PATH",
+    "DEFAULT_PARAMS_PATH", "calibrated",
 ]
 
 LEVELS = np.round(np.linspace(0.01, 1.0, 100), 2)
@@ -65,6 +66,12 @@ def save_params(params: SimParams, path: str | os.PathLike, **extra: object) -> 
     """Write ``params`` (and any ``extra`` documentation fields) as JSON."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps({**extra, **params.to_dict()}, indent=2) + "\n")
+
+
+@functools.lru_cache(maxsize=1)
+def calibrated() -> SimParams:
+    """The bundled calibrated parameter set (read once); the default of every entry point."""
+    return load_params()
 
 
 def load_params(path: str | os.PathLike | None = None) -> SimParams:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.sim.dag import Dag, GeneratorParams, generate_dag
-from evalkit.sim.experiments import SimParams, load_params
+from evalkit.sim.experiments import SimParams, calibrated
 from evalkit.sim.metrics import agent_time_at
 from evalkit.sim.swarms import simulate
 
@@ -30,9 +30,9 @@ __all__ = ["session_trace", "session_traces", "population_scale"]
 
 def _params(p: SimParams | GeneratorParams | None) -> SimParams:
     if p is None:
-        return load_params()
+        return calibrated()
     if isinstance(p, GeneratorParams):
-        return SimParams(generator=p, policy=load_params().policy)
+        return SimParams(generator=p, policy=calibrated().policy)
     return p
 
 

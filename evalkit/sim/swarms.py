@@ -192,7 +192,8 @@ def simulate(
     swarm : {"standard", "recursive"}
     rule : one of :data:`RULES`
     policy : Policy, optional
-        Open modelling choices (default :class:`Policy()`).
+        Open modelling choices (default: the calibrated set in ``data/sim/calibrated.json``;
+        ``Policy()`` is the original post's rules as reported).
     scheduling : float
         Scheduling overhead per handoff as a share of the median step cost (seed: 0.05).
     communication : float
@@ -207,7 +208,11 @@ def simulate(
     SimRun
     """
     _check(agents, swarm, rule, scheduling, communication)
-    pol = policy or Policy()
+    if policy is None:
+        from evalkit.sim.experiments import calibrated
+
+        policy = calibrated().policy
+    pol = policy
     if baseline:
         pol = pol.baseline()
     g = as_generator(rng)
