@@ -1,13 +1,17 @@
 """Seeded, vectorised, warm-started bootstrap of Bradley–Terry strengths.
 
 Resampling units are comparisons (rows) or clusters of rows (an ``item`` / ``judge`` /
-``prompt`` column). Identical rows are merged first, so a replicate is one multinomial
-draw over distinct units, turned into pair counts by one sparse product. Replicates are
-fitted in batches by Newton's method started at the full-data estimate (the point
-estimate always comes from the full fit). A replicate in which some model never loses
-(or never wins, or is absent) has no finite maximum-likelihood estimate: it is not
+``prompt`` column). A replicate draws rows (or clusters) uniformly with replacement;
+identical rows are merged into one unit first, so the draw becomes unit counts (one
+``bincount``) and the unit counts become pair counts by one gather + ``reduceat``.
+Replicates are fitted in batches by a quasi-Newton (chord) iteration with the full-data
+information, started at the full-data estimate and accelerated by Anderson mixing (the
+point estimate always comes from the full fit). A replicate in which some model never
+loses (or never wins, or is absent) has no finite maximum-likelihood estimate: it is not
 fitted, it is counted, and the models responsible are counted per model, instead of
-entering the percentiles as a +/- 3000 Elo outlier.
+entering the percentiles as a +/- 3000 Elo outlier. Existence is checked exactly: a
+cheap sufficient test on a backbone of two-way pairs, then strongly connected
+components for the replicates that fail it.
 """
 
 from __future__ import annotations
@@ -97,8 +101,12 @@ class BTBootstrap:
 
 def _units(
     frame: pd.DataFrame, fit: BTFit, cluster: str | None
-) -> tuple[np.ndarray, coo_matrix, int, np.ndarray]:
-    """Distinct resampling units: their pair contributions ``(U, 3K)``, draw size and probabilities."""
+) -> tuple[_UnitSums, np.ndarray, int]:
+    """Resampling units: their pair sums, the unit of each of the equally likely draws, and ``U``.
+
+    A replicate draws ``len(slots)`` slots uniformly with replacement (rows, or clusters);
+    identical rows are one unit, so a replicate's sums cost ``O(U)``, not ``O(rows)``.
+    """
     players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
     if players != fit.players:
         raise ValueError("'fit' was made on other players than the frame's; refit on this frame.")
@@ -116,10 +124,9 @@ def _units(
         cells = pd.DataFrame({"p": pidx, "a": wi, "b": wj, "t": tie})
         unit = cells.groupby(["p", "a", "b", "t"], sort=True).ngroup().to_numpy()
         n_units = int(unit.max()) + 1
-        mult = np.bincount(unit, minlength=n_units).astype(float)
         first = np.unique(unit, return_index=True)[1]
         rows, cols, vals = np.arange(n_units), pidx[first], (wi[first], wj[first], tie[first])
-        return _sums(rows, cols, vals, k), len(frame), mult / mult.sum()
+        return _sums(rows, cols, vals, k), unit, n_units
     if cluster not in frame.columns:
         raise ValueError(
             f"The cluster column {cluster!r} is not in the frame; it has {list(frame.columns)}."
@@ -146,7 +153,7 @@ def _units(
         .tocoo()
     )
     sums = _UnitSums(merged.col.astype(np.int64), merged.row.astype(np.int64), merged.data, 3 * k)
-    return sums, n_units, np.full(n_units, 1.0 / n_units)
+    return sums, np.arange(n_units), n_units
 
 
 class _UnitSums:
@@ -322,7 +329,9 @@ def bootstrap_bt(
     if fit is None:
         fit = fit_bt(aggregate(frame, validate=False), ties=ties, l2=l2)
     ties, l2 = fit.ties, fit.l2
-    A, draw_n, probs = _units(frame, fit, cluster)
+    sums, slots, n_units = _units(frame, fit, cluster)
+    n_slots = len(slots)
+    slot_dtype = np.uint32 if n_slots < 2**32 else np.int64
     c = fit.counts
     n, k = len(c.players), len(c.i)
     h_inv0 = (
@@ -335,8 +344,14 @@ def bootstrap_bt(
     never_win = np.zeros(n, dtype=np.int64)
     for start in range(0, n_boot, batch):
         size = min(batch, n_boot - start)
-        draws = gen.multinomial(draw_n, probs, size=size).astype(float)
-        stats = A(draws)  # (size, 3K)
+        # multinomial counts of the units: n_slots uniform draws with replacement per replicate
+        # (cheaper than Generator.multinomial over the units, whose cost grows with n_slots anyway)
+        draws = np.empty((size, n_units))
+        for r in range(size):
+            draws[r] = np.bincount(
+                slots[gen.integers(0, n_slots, size=n_slots, dtype=slot_dtype)], minlength=n_units
+            )
+        stats = sums(draws)  # (size, 3K)
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
         ok = np.ones(size, dtype=bool)
         if l2 == 0:
@@ -382,5 +397,5 @@ def bootstrap_bt(
         never_lose=never_lose,
         never_win=never_win,
         unit="comparison" if cluster is None else cluster,
-        n_units=len(probs),
+        n_units=n_slots,
     )
