@@ -85,12 +85,27 @@ def test_curves_cover_all_systems_on_the_grid(small_result):
 
 def test_claims_table_shape(small_result):
     c = figure11_claims(small_result, seed=7)
-    assert list(c.columns) == ["claim", "seed value", "evalkit value", "tolerance", "holds", "seed"]
-    assert len(c) == 5 and c["holds"].map(type).eq(bool).all()
-    # the "between" row is consistent with the final table it quotes
+    assert list(c.columns) == ["claim", "figure", "text", "seed_value", "kind", "tolerance", "seed", "value",
+                               "holds", "detail"]
+    assert list(c["claim"]) == ["F11.start", "F11.bend", "F11.overtake", "F11.track", "F11.between"]
+    assert c["holds"].map(type).eq(bool).all()
+    # the rows are consistent with the final table they quote
     e = small_result.final.set_index("system")["elo"]
     lo, hi = sorted((e["group@4"], e["pass@4"]))
-    assert c["holds"].iloc[4] == bool(lo <= e["pass@2 group@2"] <= hi)
+    row = c.set_index("claim")
+    assert row.loc["F11.between", "holds"] == bool(lo <= e["pass@2 group@2"] <= hi)
+    assert row.loc["F11.track", "value"] == pytest.approx(e["group@4"] - e["pass@1"])
+    assert row.loc["F11.track", "holds"] == bool(abs(e["group@4"] - e["pass@1"]) <= 50)
+
+
+def test_reproduction_over_seeds_summarises_like_the_simulator_table():
+    from evalkit.sim.claims import summarise
+    from evalkit.studies import figure11_reproduction
+
+    by_seed = figure11_reproduction(SMALL, seeds=(0, 1), workers=1)
+    assert set(by_seed["seed"]) == {0, 1} and len(by_seed) == 10
+    summary = summarise(by_seed)
+    assert list(summary["seeds_held"]) == list(by_seed.groupby("claim", sort=False)["holds"].sum())
 
 
 def test_final_scores_are_best_so_far_at_budget(small_result):

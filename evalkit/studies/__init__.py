@@ -11,6 +11,7 @@ from evalkit.studies.fig11 import (
     Figure11Result,
     figure11,
     figure11_claims,
+    figure11_reproduction,
     plot_figure11,
     simulate_systems,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "Figure11Result",
     "figure11",
     "figure11_claims",
+    "figure11_reproduction",
     "plot_figure11",
     "simulate_systems",
 ]

@@ -17,7 +17,8 @@ self-Elo for the two single-session systems, joint Elo for all four.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +36,8 @@ from evalkit.sim.experiments import SimParams, load_params
 from evalkit.sim.sessions import population_scale, session_traces
 
 __all__ = [
-    "SYSTEMS", "checkpoints", "Figure11Config", "Figure11Result", "simulate_systems", "figure11", "figure11_claims", "plot_figure11",
+    "SYSTEMS", "checkpoints", "Figure11Config", "Figure11Result", "simulate_systems", "figure11", "figure11_claims",
+    "figure11_reproduction", "plot_figure11",
 ]
 
 #: (name, agents per session, sessions combined by best-of)
@@ -202,55 +204,88 @@ def _elo_at_budget(result: Figure11Result, system: str) -> float:
 def figure11_claims(result: Figure11Result, *, seed: int | str = "") -> pd.DataFrame:
     """Check the seed's qualitative claims about figure 11 on one result.
 
-    The thresholds are fixed here, before any run, from the seed's wording:
+    The thresholds are fixed here, from the seed's wording, not from any run:
 
-    * "pass@1 starts on the reference": the local self-Elo slope at the first checkpoint
-      with a full centred window lies within +/-25 % of 400 Elo per decade;
-    * "bends below it early": the slope falls below 400 and the inflection point ``b_inf``
-      lies in the first two of the three decades (``b_inf <= B / 10``);
-    * "past the bend pass@4 overtakes it and leads at the budget": pass@4's joint Elo at
-      ``B`` exceeds pass@1's, pass@1 led at some earlier checkpoint, and the last budget at
-      which it led is not before ``b_inf``;
-    * "group@4 tracks pass@1": their joint Elo differ by at most 50 Elo at ``B`` (half the
-      ~100-Elo lead of pass@4 reported for the literal model);
-    * "pass@2 group@2 falls between group@4 and pass@4" at ``B``.
+    * ``F11.start`` "pass@1 starts on the reference": the local self-Elo slope at the first
+      checkpoint with a full centred window lies within +/-25 % of 400 Elo per decade;
+    * ``F11.bend`` "bends below it early": the slope falls below 400 and the inflection point
+      ``b_inf`` lies in the first two of the three decades (``b_inf <= B / 10``);
+    * ``F11.overtake`` "past the bend pass@4 overtakes it and leads at the budget": pass@4's
+      joint Elo at ``B`` exceeds pass@1's, pass@1 led at some earlier checkpoint, and the last
+      checkpoint at which it led is not before ``b_inf``;
+    * ``F11.track`` "group@4 tracks pass@1": their joint Elo differ by at most 50 Elo at ``B``;
+    * ``F11.between`` "pass@2 group@2 falls between group@4 and pass@4" at ``B`` (value: its
+      position between them, 0 = group@4, 1 = pass@4).
 
     Returns
     -------
     pandas.DataFrame
-        ``claim, seed value, evalkit value, tolerance, holds, seed`` (one row per claim), the
-        columns of the simulator's reproduction table.
+        One row per claim in the simulator's tidy claim format (``claim, figure, text,
+        seed_value, kind, tolerance, seed, value, holds``) plus ``detail`` (the numbers in words).
     """
     inf = result.inflection["pass@1"]
     slopes = inf.slopes.dropna(subset=["slope"])
     first = float(slopes["slope"].iloc[0]) if len(slopes) else float("nan")
     b, b_inf = result.budget, inf.b_inf
     rel_inf = b_inf / b if np.isfinite(b_inf) else float("nan")
-    bends = inf.status == "crossed" and rel_inf <= 0.1 + 1e-12
     joint = result.joint_elo.curve.pivot(index="budget", columns="system", values="elo").sort_index()
-    diff = (joint["pass@4"] - joint["pass@1"]).to_numpy()
-    led = np.flatnonzero(diff <= 0)
+    led = np.flatnonzero((joint["pass@4"] - joint["pass@1"]).to_numpy() <= 0)
     last_p1_lead = float(joint.index[led[-1]]) if led.size else float("nan")
     e = {s: _elo_at_budget(result, s) for s, _, _ in SYSTEMS}
-    overtakes = e["pass@4"] > e["pass@1"] and led.size > 0 and (not np.isfinite(b_inf) or last_p1_lead >= b_inf)
+    lead = e["pass@4"] - e["pass@1"]
+    overtakes = lead > 0 and led.size > 0 and (not np.isfinite(b_inf) or last_p1_lead >= b_inf)
+    span = e["pass@4"] - e["group@4"]
+    pos = (e["pass@2 group@2"] - e["group@4"]) / span if span != 0 else float("nan")
     lo, hi = sorted((e["group@4"], e["pass@4"]))
     rows = [
-        ("fig11: pass@1 self-Elo starts on the 400/decade reference", "400 Elo/decade",
-         f"{first:.0f} Elo/decade", "+/-25 %", bool(abs(first - 400) <= 100)),
-        ("fig11: pass@1 bends below the reference early (b_inf <= B/10)", "early",
-         f"b_inf = {rel_inf:.3g} B ({inf.status})", "b_inf <= 0.1 B", bool(bends)),
-        ("fig11: pass@4 overtakes pass@1 past the bend and leads at B", "pass@4 > pass@1",
-         f"pass@4 - pass@1 = {e['pass@4'] - e['pass@1']:+.0f} Elo at B; pass@1 last led at "
-         + (f"{last_p1_lead / b:.3g} B" if led.size else "never"), "order exact", bool(overtakes)),
-        ("fig11: group@4 tracks pass@1", "tracks", f"group@4 - pass@1 = {e['group@4'] - e['pass@1']:+.0f} Elo at B",
-         "<= 50 Elo", bool(abs(e["group@4"] - e["pass@1"]) <= 50)),
-        ("fig11: pass@2 group@2 between group@4 and pass@4", "between",
-         f"{e['pass@2 group@2']:.0f} vs [{lo:.0f}, {hi:.0f}]", "order exact",
-         bool(lo <= e["pass@2 group@2"] <= hi)),
+        ("F11.start", "pass@1 self-Elo starts on the 400/decade reference (first local slope)", 400.0, "slope",
+         "+-25%", first, bool(abs(first - 400) <= 100), f"{first:.0f} Elo/decade"),
+        ("F11.bend", "pass@1 bends below the reference early (b_inf / B)", 0.1, "ordering", "<= 0.1",
+         rel_inf, bool(inf.status == "crossed" and rel_inf <= 0.1 + 1e-12),
+         f"b_inf = {b_inf:.4g} = {rel_inf:.3g} B ({inf.status})"),
+        ("F11.overtake", "past the bend pass@4 overtakes pass@1 and leads at B (Elo lead)", None, "ordering", "exact",
+         lead, bool(overtakes), f"pass@4 - pass@1 = {lead:+.0f} Elo at B; pass@1 last led at "
+         + (f"{last_p1_lead / b:.3g} B" if led.size else "no checkpoint")),
+        ("F11.track", "group@4 tracks pass@1 (joint Elo difference at B)", 0.0, "elo", "<= 50 Elo",
+         e["group@4"] - e["pass@1"], bool(abs(e["group@4"] - e["pass@1"]) <= 50),
+         f"group@4 - pass@1 = {e['group@4'] - e['pass@1']:+.0f} Elo at B"),
+        ("F11.between", "pass@2 group@2 falls between group@4 and pass@4 at B (position 0..1)", None, "ordering",
+         "exact", pos, bool(lo <= e["pass@2 group@2"] <= hi),
+         f"{e['pass@2 group@2']:.0f} vs group@4 {e['group@4']:.0f}, pass@4 {e['pass@4']:.0f}"),
     ]
-    out = pd.DataFrame(rows, columns=["claim", "seed value", "evalkit value", "tolerance", "holds"])
-    out["seed"] = seed
-    return out
+    out = pd.DataFrame(rows, columns=["claim", "text", "seed_value", "kind", "tolerance", "value", "holds", "detail"])
+    out.insert(1, "figure", "11")
+    out.insert(6, "seed", seed)
+    return out[["claim", "figure", "text", "seed_value", "kind", "tolerance", "seed", "value", "holds", "detail"]]
+
+
+def _one_seed(args: tuple[Figure11Config, int]) -> pd.DataFrame:
+    config, seed = args
+    return figure11_claims(figure11(config, rng=seed), seed=seed)
+
+
+def figure11_reproduction(
+    config: Figure11Config | None = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4), workers: int | None = None
+) -> pd.DataFrame:
+    """:func:`figure11_claims` on several seeds (run in parallel), in the tidy claim format.
+
+    Summarise it with :func:`evalkit.sim.claims.summarise` (a claim holds when it holds on at
+    least two thirds of the seeds: 4 of 5).
+    """
+    import warnings
+    from concurrent.futures import ProcessPoolExecutor
+
+    config = config if config is not None else Figure11Config()
+    jobs = [(config, int(s)) for s in seeds]
+    n = min(len(jobs), workers or os.cpu_count() or 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if n <= 1:
+            frames = [_one_seed(j) for j in jobs]
+        else:
+            with ProcessPoolExecutor(n) as pool:
+                frames = list(pool.map(_one_seed, jobs))
+    return pd.concat(frames, ignore_index=True)
 
 
 def plot_figure11(result: Figure11Result, *, axes: tuple | None = None) -> tuple:
