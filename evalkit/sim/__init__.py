@@ -15,6 +15,7 @@ from evalkit.sim.dag import (
     generate_dags,
     read_dag,
 )
+from evalkit.sim.experiments import SimParams, load_params
 from evalkit.sim.metrics import (
     agent_time_at,
     best_score,
@@ -24,10 +25,12 @@ from evalkit.sim.metrics import (
     time_to_best,
     time_to_coverage,
 )
+from evalkit.sim.sessions import population_scale, session_trace, session_traces
 from evalkit.sim.swarms import KEYS, RULES, Policy, SimRun, simulate
 
 __all__ = [
     "Dag", "GeneratorParams", "generate_dag", "generate_dags", "dag_from_frames", "read_dag",
     "Policy", "SimRun", "simulate", "RULES", "KEYS",
+    "SimParams", "load_params", "session_trace", "session_traces", "population_scale",
     "best_score", "time_to_coverage", "time_to_best", "agent_time_at", "overhead_shares", "curves", "speedup",
 ]
