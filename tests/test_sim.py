@@ -104,10 +104,11 @@ def test_scheduling_overhead_charged_on_handoffs(dags):
     assert charged[first].all()
 
 
-@pytest.mark.parametrize("swarm, rule", [("standard", r) for r in RULES] + [("recursive", "own-branch")])
-def test_precedence_and_cap(dags, swarm, rule):
+@pytest.mark.parametrize("swarm, rule, refork", [("standard", r, False) for r in RULES]
+                         + [("recursive", "own-branch", False), ("recursive", "own-branch", True)])
+def test_precedence_and_cap(dags, swarm, rule, refork):
     d, k = dags[2], 5
-    run = simulate(d, agents=k, swarm=swarm, rule=rule, rng=4)
+    run = simulate(d, agents=k, swarm=swarm, rule=rule, policy=Policy(recursive_refork=refork), rng=4)
     e = d.edges()
     assert np.all(run.start[e.child] >= run.end[e.parent] - 1e-9)
     ev = np.concatenate([run.start, run.end])

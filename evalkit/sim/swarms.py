@@ -71,6 +71,10 @@ class Policy:
         Strength of the ``"biased-deep"`` key: a softmax choice with weight
         ``exp(depth_bias * depth / (D - 1))`` (Gumbel-max with one Gumbel draw per step and run;
         0 = random, large = deepest).
+    recursive_refork : bool
+        Recursive swarm: an agent also forks children for steps held in its list whenever it
+        finishes a step and fewer than the cap are active ("fork whenever branches appear"),
+        not only for the steps that completion unlocked.
     """
 
     own_key: str = "deepest"
@@ -80,6 +84,7 @@ class Policy:
     baseline_memory: str = "all"
     baseline_dispatch_key: str = "random"
     depth_bias: float = 2.0
+    recursive_refork: bool = False
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.depth_bias):
@@ -232,6 +237,7 @@ def simulate(
         own_key = own_rank.__getitem__
     recursive = swarm == "recursive"
     last_only = pol.branch_memory == "last"
+    refork = recursive and pol.recursive_refork
     sched_unit = scheduling * float(np.median(dag.cost))
     cap = int(agents)
 
@@ -349,6 +355,14 @@ def simulate(
             nxt = pop_pool()
         if nxt >= 0:
             begin(a, nxt, t, False)
+            if refork:  # fork children for steps still held in the agent's list
+                mine = owned[a]
+                while active < cap and mine:
+                    c = heappop(mine)[1]
+                    if not claimed[c]:
+                        active += 1
+                        owned.append([])
+                        begin(len(owned) - 1, c, t, True)
         else:
             active -= 1
         if not recursive and active < cap and n_ready and not dispatch_pending:
