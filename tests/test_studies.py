@@ -125,6 +125,10 @@ def test_demo_writes_a_complete_report(tmp_path):
     linked = set(re.findall(r'src="(figures/[^"]+)"', html))
     assert all((out / p).exists() for p in linked)
     assert (out / "run.json").exists() and (out / "sessions.parquet").exists()
+    # the second report rates the bundled real judgments and is linked from the first
+    assert 'href="real/report.html"' in html
+    real_html = (out / "real" / "report.html").read_text()
+    assert "figures/leaderboard.png" in real_html and (out / "real" / "figures" / "leaderboard.png").exists()
     # the written session table is a valid trace table that the curve path reads back
     from evalkit.io import read_traces
 

@@ -137,6 +137,7 @@ def _fmt_frame(frame: pd.DataFrame, floatfmt: str) -> pd.DataFrame:
 def _html_inline(text: str) -> str:
     s = html.escape(text)
     s = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", s)
+    s = re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", r'<a href="\2">\1</a>', s)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", s)
 
 

@@ -25,7 +25,7 @@ from evalkit.studies.fig11 import (
     plot_figure11,
 )
 
-__all__ = ["final_scores", "run_demo", "budget_sections"]
+__all__ = ["REAL_DATA", "final_scores", "run_demo", "budget_sections"]
 
 
 def final_scores(result: Figure11Result) -> pd.DataFrame:
@@ -108,17 +108,38 @@ def budget_sections() -> list[Callable[[ReportContext], Section | None]]:
     return [_figure_section, _inflection_section, _order_section]
 
 
+#: Bundled real judgments rated by the demo's second report (LLMFAO crowd votes, CC BY 4.0).
+REAL_DATA = Path(__file__).resolve().parents[2] / "data" / "llmfao" / "crowd-comparisons.csv"
+
+
 def run_demo(
     out_dir: str | Path,
     *,
     config: Figure11Config | None = None,
     seed: int = 0,
+    real_data: str | Path | None = REAL_DATA,
     progress: Callable[[str], None] | None = None,
 ) -> Path:
     """Simulate the default study, fit the curves, test, and write the report to ``out_dir``.
 
-    Returns the report folder (``report.html``, ``report.md``, ``figures/``, ``tables/``,
-    ``run.json``, and ``sessions.parquet``, the simulated session table).
+    Parameters
+    ----------
+    out_dir : path
+        Report folder.
+    config : Figure11Config, optional
+        The simulated study (default: :class:`Figure11Config()`).
+    seed : int
+        Seed of the whole run.
+    real_data : path or None
+        A judgment log rated in a second report, ``out_dir/real/`` (Bradley-Terry leaderboard,
+        win rates, head-to-head tests), linked from the main one; default the bundled LLMFAO
+        crowd votes; None skips it.
+
+    Returns
+    -------
+    Path
+        The report folder (``report.html``, ``report.md``, ``figures/``, ``tables/``,
+        ``run.json``, ``sessions.parquet`` (the simulated session table) and ``real/``).
     """
     config = config if config is not None else Figure11Config()
     res = figure11(config, rng=seed, progress=progress)
@@ -127,16 +148,27 @@ def run_demo(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     res.traces.to_parquet(out / "sessions.parquet", index=False)
+
+    notes = [
+        "Simulated with evalkit's calibrated swarm simulator (`evalkit.sim`, parameters in data/sim).",
+        "The session table is written to sessions.parquet; `evalkit curve sessions.parquet` reruns the curves "
+        "on it like on any user's traces.",
+    ]
+    if real_data is not None:
+        real = Path(real_data)
+        if not real.exists():
+            raise ValueError(f"real_data {str(real)!r} does not exist; pass real_data=None to skip the second report.")
+        if progress:
+            progress(f"rating the bundled real judgments ({real.name}) in a second report")
+        write_report(out / "real", comparisons=real, title=f"Bradley-Terry ratings of {real.name}", seed=seed)
+        notes.append(f"Ratings and head-to-head tests on real judgments ({real.name}): "
+                     "[real/report.html](real/report.html).")
     if progress:
         progress("running significance tests and writing the report")
 
     def seed_results(ctx: ReportContext) -> Section:
         ctx.results.update(figure11=res, claims=claims, final_scores=scores)
-        return Section("Study", (Bullets((
-            "Simulated with evalkit's calibrated swarm simulator (`evalkit.sim`, parameters in data/sim).",
-            "The session table is written to sessions.parquet; `evalkit curve sessions.parquet` reruns the curves "
-            "on it like on any user's traces.",
-        )),))
+        return Section("Study", (Bullets(tuple(notes)),))
 
     sections = [seed_results, *budget_sections()]
     from evalkit.report import DEFAULT_SECTIONS
