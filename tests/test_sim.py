@@ -104,11 +104,12 @@ def test_scheduling_overhead_charged_on_handoffs(dags):
     assert charged[first].all()
 
 
-@pytest.mark.parametrize("swarm, rule, refork", [("standard", r, False) for r in RULES]
-                         + [("recursive", "own-branch", False), ("recursive", "own-branch", True)])
-def test_precedence_and_cap(dags, swarm, rule, refork):
+@pytest.mark.parametrize("swarm, rule, knobs", [("standard", r, {}) for r in RULES] + [
+    ("standard", "own-branch", {"shared_unlock": True}), ("recursive", "own-branch", {}),
+    ("recursive", "own-branch", {"recursive_refork": True}), ("recursive", "own-branch", {"shared_unlock": True})])
+def test_precedence_and_cap(dags, swarm, rule, knobs):
     d, k = dags[2], 5
-    run = simulate(d, agents=k, swarm=swarm, rule=rule, policy=Policy(recursive_refork=refork), rng=4)
+    run = simulate(d, agents=k, swarm=swarm, rule=rule, policy=Policy(**knobs), rng=4)
     e = d.edges()
     assert np.all(run.start[e.child] >= run.end[e.parent] - 1e-9)
     ev = np.concatenate([run.start, run.end])

@@ -75,6 +75,9 @@ class Policy:
         Recursive swarm: an agent also forks children for steps held in its list whenever it
         finishes a step and fewer than the cap are active ("fork whenever branches appear"),
         not only for the steps that completion unlocked.
+    shared_unlock : bool
+        A step that becomes ready joins the own list of *every* agent that finished one of its
+        parents (the notes' wording), not only of the agent that finished the last one.
     """
 
     own_key: str = "deepest"
@@ -85,6 +88,7 @@ class Policy:
     baseline_dispatch_key: str = "random"
     depth_bias: float = 2.0
     recursive_refork: bool = False
+    shared_unlock: bool = False
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.depth_bias):
@@ -238,6 +242,7 @@ def simulate(
     recursive = swarm == "recursive"
     last_only = pol.branch_memory == "last"
     refork = recursive and pol.recursive_refork
+    shared_unlock = own_branch and pol.shared_unlock and not (last_only and not recursive)
     sched_unit = scheduling * float(np.median(dag.cost))
     cap = int(agents)
 
@@ -326,6 +331,14 @@ def simulate(
                 heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
                 fifo += 1
         n_ready += len(new)
+        if shared_unlock:  # a ready step also joins the lists of the other agents that finished a parent
+            for c in new:
+                seen = {a}
+                for j in range(pp[c], pp[c + 1]):
+                    b = done_by[pidx[j]]
+                    if b not in seen:
+                        seen.add(b)
+                        heappush(owned[b], (own_key(c), c))
         nxt = -1
         if own_branch:
             if recursive and len(new) > 1:
