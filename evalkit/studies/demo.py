@@ -77,6 +77,11 @@ def _inflection_section(ctx: ReportContext) -> Section:
     blocks.append(Text("Predicted joint-scale advantage of K independent sessions of B/K over one session of B, "
                        "r(B/K) + 400 log10 K - r(B) from pass@1's self-Elo curve (independence assumed):"))
     blocks.append(Table(split, floatfmt=".4g", csv="tables/split_advantage.csv"))
+    e = res.final.set_index("system")["elo"]
+    k4 = split.set_index("k").loc[4]
+    blocks.append(Text(f"Check against the simulated pass@4 (four real sessions of B/4): predicted "
+                       f"{k4['advantage']:+.0f} Elo (95 % interval {k4['ci_low']:+.0f} .. {k4['ci_high']:+.0f}), "
+                       f"measured pass@4 - pass@1 = {e['pass@4'] - e['pass@1']:+.0f} Elo on the joint scale."))
     return Section("Scaling inflection point and allocation", tuple(blocks))
 
 
