@@ -2,8 +2,9 @@
 
 Sub-commands:
 
-* ``reproduce --out DIR [--seeds 0 1 2] [--dags 16] [--params FILE]``: run figures 2-10 and write
-  the claim table (CSV + Markdown) and the figures;
+* ``reproduce --out DIR [--seeds 0 1 2] [--dags 16] [--params FILE] [--fig11-seeds 0 1 2 3 4]``: run
+  figures 2-10 and write the claim table (CSV + Markdown) and the figures, then figure 11 (Elo per
+  agent-time, :mod:`evalkit.studies`) on five seeds, appended to the same table;
 * ``calibrate --out FILE [--seeds 100 101 102] [--dags 8] [--passes 2] [--start FILE]``: the
   coordinate search of :mod:`evalkit.sim.calibrate`, scored by the claim table;
 * ``run --agents K [--swarm standard|recursive] [--rule own-branch] [--dags N] --out FILE``:
@@ -34,6 +35,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--params", default=None, help="parameter JSON (default: the bundled calibrated set)")
     r.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
     r.add_argument("--no-figures", action="store_true")
+    r.add_argument("--fig11-seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4],
+                   help="seeds of the figure-11 (Elo per agent-time) rows; none to skip them (default 0..4)")
     r.set_defaults(func=run)
     c = sub.add_parser("calibrate", help="fit the parameter set to the claim table (coordinate search)")
     c.add_argument("--out", required=True, help="where to write the fitted parameter JSON")
@@ -70,6 +73,15 @@ def run(args: argparse.Namespace) -> int:
                         figures=not args.no_figures)
         print(f"{rep.rows_held} of {len(rep.summary)} claim rows hold on >= 2/3 of seeds {args.seeds} "
               f"({args.dags} DAGs each, {time.perf_counter() - t0:.1f} s); table: {Path(args.out) / 'claims.md'}")
+        if args.fig11_seeds:
+            from evalkit.studies import Figure11Config, write_figure11_reproduction
+
+            t0 = time.perf_counter()
+            print(f"figure 11: {len(args.fig11_seeds)} seeds ...", file=sys.stderr, flush=True)
+            f11 = write_figure11_reproduction(args.out, Figure11Config(params=params), seeds=args.fig11_seeds,
+                                              workers=args.workers, figure=not args.no_figures)
+            print(f"figure 11: {int(f11['holds'].sum())} of {len(f11)} claim rows hold on >= 2/3 of seeds "
+                  f"{args.fig11_seeds} ({time.perf_counter() - t0:.1f} s); appended to {Path(args.out) / 'claims.md'}")
         return 0
     if args.action == "calibrate":
         from evalkit.sim.calibrate import calibrate

@@ -14,6 +14,7 @@ from evalkit.studies.fig11 import (
     figure11_reproduction,
     plot_figure11,
     simulate_systems,
+    write_figure11_reproduction,
 )
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "figure11",
     "figure11_claims",
     "figure11_reproduction",
+    "write_figure11_reproduction",
     "plot_figure11",
     "simulate_systems",
 ]

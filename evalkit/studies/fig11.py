@@ -37,7 +37,7 @@ from evalkit.sim.sessions import population_scale, session_traces
 
 __all__ = [
     "SYSTEMS", "checkpoints", "Figure11Config", "Figure11Result", "simulate_systems", "figure11", "figure11_claims",
-    "figure11_reproduction", "plot_figure11",
+    "figure11_reproduction", "write_figure11_reproduction", "plot_figure11",
 ]
 
 #: (name, agents per session, sessions combined by best-of)
@@ -304,3 +304,53 @@ def plot_figure11(result: Figure11Result, *, axes: tuple | None = None) -> tuple
     for ax in axes:
         ax.set_xlabel("agent-time budget (log scale)")
     return left, right
+
+
+def write_figure11_reproduction(
+    out: str | os.PathLike, config: Figure11Config | None = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    workers: int | None = None, figure: bool = True,
+) -> pd.DataFrame:
+    """Run :func:`figure11_reproduction`, write its tables to ``out`` and append them to the
+    simulator's ``claims.md`` there (creating it if absent). Returns the per-claim summary.
+
+    Files: ``figure11_claims_by_seed.csv`` (one row per claim and seed, with the numbers in
+    words), ``figure11_claims.csv`` (per claim: value per seed, seeds held, holds on >= 2/3 of
+    the seeds, i.e. 4 of 5) and, with ``figure``, ``fig11_elo_per_budget.png`` (first seed).
+    """
+    from pathlib import Path
+
+    from evalkit.sim.claims import summarise
+    from evalkit.sim.reproduce import to_markdown
+
+    config = config if config is not None else Figure11Config()
+    o = Path(out)
+    o.mkdir(parents=True, exist_ok=True)
+    by_seed = figure11_reproduction(config, seeds=seeds, workers=workers)
+    summary = summarise(by_seed.drop(columns=["detail"]))
+    summary["note"] = [
+        "" if ok else "; ".join(f"seed {s}: {d}" for s, d, h in
+                                by_seed.loc[by_seed["claim"] == c, ["seed", "detail", "holds"]].itertuples(index=False)
+                                if not h)
+        for c, ok in zip(summary["claim"], summary["holds"], strict=True)
+    ]
+    by_seed.to_csv(o / "figure11_claims_by_seed.csv", index=False)
+    summary.to_csv(o / "figure11_claims.csv", index=False)
+    md = o / "claims.md"
+    head = md.read_text() if md.exists() else ""
+    head = head.split("\n## Figure 11")[0].rstrip("\n")
+    section = (f"\n\n## Figure 11: Elo per agent-time (seeds {', '.join(map(str, seeds))}; {config.n_tasks} tasks x "
+               f"{config.n_sessions} sessions per system)\n\nThresholds are fixed in "
+               "`evalkit.studies.figure11_claims`; a row holds when it holds on at least 2/3 of the seeds.\n\n")
+    md.write_text((head + section if head else section.lstrip()) + to_markdown(summary))
+    if figure:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+        plot_figure11(figure11(config, rng=int(seeds[0])), axes=axes)
+        fig.tight_layout()
+        fig.savefig(o / "fig11_elo_per_budget.png", dpi=120, metadata={"Software": None})
+        plt.close(fig)
+    return summary
