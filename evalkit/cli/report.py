@@ -27,6 +27,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("comparisons", nargs="*", help="judgment log file(s) or a directory (optional)")
     p.add_argument("--scores", default=None,
                    help="per-item score table (CSV/JSONL/Parquet) with system, score and item or task+trial")
+    p.add_argument("--traces", default=None,
+                   help="session table (system, task, session, budget, score): adds the Elo-per-budget sections "
+                        "and, without --scores, tests each session's best score at the budget")
+    p.add_argument("--grid", type=float, default=1.5, help="checkpoint ratio of the Elo-per-budget curves (1.5)")
+    p.add_argument("--curve-bootstrap", type=int, default=200,
+                   help="session-bootstrap replicates of the Elo-per-budget curves (default 200)")
     p.add_argument("--score-col", action="append", default=[], metavar="NAME=COLUMN",
                    help="map a score-table column, e.g. --score-col system=model (repeatable)")
     p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
@@ -63,13 +69,14 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit report``."""
     from evalkit.report import write_report
 
-    if not args.comparisons and not args.scores:
-        raise ValueError("give a judgment log (PATH) and/or --scores TABLE.")
+    if not args.comparisons and not args.scores and not args.traces:
+        raise ValueError("give a judgment log (PATH), --scores TABLE and/or --traces SESSIONS.")
     comparisons = None
     if args.comparisons:
         comparisons = args.comparisons[0] if len(args.comparisons) == 1 else args.comparisons
     out = write_report(
-        args.out, comparisons=comparisons, scores=args.scores, format=args.format,
+        args.out, comparisons=comparisons, scores=args.scores, traces=args.traces,
+        curve_options={"grid": args.grid, "bootstrap": args.curve_bootstrap}, format=args.format,
         score_columns=_mapping(args.score_col), title=args.title, seed=args.seed, alpha=args.alpha,
         confidence_level=args.confidence, adjust=args.adjust, test=args.test, pairs=args.pairs,
         unit_pair=tuple(args.unit_pair) if args.unit_pair else None, ties=args.ties, n_boot=args.n_boot,

@@ -39,6 +39,11 @@ def inputs_section(ctx: ReportContext) -> Section | None:
         n_items = c["item"].nunique() if "item" in c and c["item"].notna().any() else 0
         items.append(f"comparisons: {len(c)} rows, {len(players)} players"
                      + (f", {n_items} items" if n_items else ""))
+    t = ctx.results.get("traces")
+    if t is not None:
+        n_sess = len(t[["system", "task", "session"]].drop_duplicates())
+        items.append(f"session table: {len(t)} submissions, {t['system'].nunique()} systems, "
+                     f"{t['task'].nunique()} tasks, {n_sess} sessions")
     s = ctx.scores
     if s is not None:
         extra = ", ".join(f"{s[col].nunique()} {col}s" for col in ("task", "trial") if col in s)
@@ -228,8 +233,9 @@ def methods_section(ctx: ReportContext) -> Section | None:
         f"Random seed {ctx.seed} (bootstrap intervals); the same inputs and seed give the same report.",
     ]
     families = []
-    if "pairwise" in ctx.results and ctx.results["pairwise"].multiplicity is not None:
-        families.append(ctx.results["pairwise"].multiplicity.description)
+    for key in ("pairwise", "final_tests"):
+        if key in ctx.results and ctx.results[key].multiplicity is not None:
+            families.append(ctx.results[key].multiplicity.description)
     if "head_to_head" in ctx.results and ctx.results["head_to_head"][1] is not None:
         families.append(ctx.results["head_to_head"][1].description)
     if families:

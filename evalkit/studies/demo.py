@@ -16,7 +16,8 @@ import pandas as pd
 
 from evalkit.budget import allocate_sessions, split_table
 from evalkit.report import Bullets, ReportContext, Section, Table, Text, write_report
-from evalkit.stats import compare_systems
+from evalkit.report.budget import budget_order_section
+from evalkit.report.budget import final_scores as report_final_scores
 from evalkit.studies.fig11 import (
     Figure11Config,
     Figure11Result,
@@ -32,10 +33,7 @@ def final_scores(result: Figure11Result) -> pd.DataFrame:
     """Each session's best score at the budget ``B``: ``system, task, trial, score``.
 
     A best-of-K composite counts as one session (its members each spent ``B / K``)."""
-    tr = result.traces
-    tr = tr.loc[tr["budget"] <= result.budget * (1 + 1e-9)]
-    last = tr.groupby(["system", "task", "session"], sort=True)["score"].max().reset_index()
-    return last.rename(columns={"session": "trial"})[["system", "task", "trial", "score"]]
+    return report_final_scores(result.traces, result.budget)
 
 
 def _figure_section(ctx: ReportContext) -> Section:
@@ -85,32 +83,19 @@ def _inflection_section(ctx: ReportContext) -> Section:
     return Section("Scaling inflection point and allocation", tuple(blocks))
 
 
-def _order_section(ctx: ReportContext) -> Section:
-    res: Figure11Result = ctx.results["figure11"]
+def _claims_section(ctx: ReportContext) -> Section:
     claims: pd.DataFrame = ctx.results["claims"]
-    scores: pd.DataFrame = ctx.results["final_scores"]
-    task_means = scores.groupby(["system", "task"], as_index=False)["score"].mean().rename(columns={"task": "item"})
-    p = ctx.params
-    cmp = compare_systems(task_means, pairs="all", test="paired_t", adjust=p["adjust"], alpha=p["alpha"],
-                          family="final best score, task means")
-    t = cmp.table[["a", "b", "n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size", "pvalue",
-                   "pvalue_adjusted", "reject"]]
-    blocks = [
-        Text("Joint Elo of each system at the budget B, with its 95 % session-bootstrap interval, best first:"),
-        Table(res.final, floatfmt=".4g", csv="tables/order_at_budget.csv"),
-        Text(f"Final best score at B, paired over tasks (task means over sessions; {cmp.test}; "
-             f"{cmp.multiplicity.description if cmp.multiplicity is not None else 'no pair testable'}):"),
-        Table(t, floatfmt=".4g", csv="tables/final_score_tests.csv"),
-        Text("The seed's qualitative claims about figure 11, checked on this run (thresholds fixed in "
-             "`evalkit.studies.figure11_claims`):"),
+    return Section("The seed's claims about figure 11", (
+        Text("Checked on this run; the thresholds are fixed in `evalkit.studies.figure11_claims`, and "
+             "`evalkit simulate reproduce` checks them on five seeds."),
         Table(claims[["claim", "text", "detail", "tolerance", "holds"]], csv="tables/figure11_claims.csv", data=claims),
-    ]
-    return Section("Systems at the budget", tuple(blocks))
+    ))
 
 
 def budget_sections() -> list[Callable[[ReportContext], Section | None]]:
-    """Report sections of the Elo-per-budget study (they read ``ctx.results['figure11']``)."""
-    return [_figure_section, _inflection_section, _order_section]
+    """Report sections of the Elo-per-budget study (they read ``ctx.results['figure11']`` and the
+    fitted curves that :func:`run_demo` puts in ``ctx.results``)."""
+    return [_figure_section, _inflection_section, budget_order_section, _claims_section]
 
 
 #: Bundled real judgments rated by the demo's second report (LLMFAO crowd votes, CC BY 4.0).
@@ -172,7 +157,8 @@ def run_demo(
         progress("running significance tests and writing the report")
 
     def seed_results(ctx: ReportContext) -> Section:
-        ctx.results.update(figure11=res, claims=claims, final_scores=scores)
+        ctx.results.update(figure11=res, claims=claims, traces=res.traces, budget=res.budget,
+                           self_elo=res.self_elo, joint_elo=res.joint_elo, inflection=res.inflection)
         return Section("Study", (Bullets(tuple(notes)),))
 
     sections = [seed_results, *budget_sections()]

@@ -1,0 +1,127 @@
+"""Elo-per-budget sections of a report: a session table in; curves, inflection points and the
+systems compared at the budget out.
+
+:func:`evalkit.report.write_report` adds :data:`BUDGET_SECTIONS` when it gets ``traces=``. The
+sections read ``ctx.results``: ``traces`` (a validated session table) and, when a caller has
+fitted them already (as ``evalkit demo`` has), ``self_elo``, ``joint_elo``, ``inflection`` and
+``budget``; whatever is missing is fitted here with ``ctx.params['curve_options']``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from evalkit.budget import allocate_sessions, elo_curves, inflection_point
+from evalkit.report.document import ReportContext, Section, Table, Text
+from evalkit.stats import compare_systems
+
+__all__ = ["final_scores", "prepare_curves", "curves_section", "budget_order_section", "BUDGET_SECTIONS"]
+
+
+def final_scores(traces: pd.DataFrame, budget: float) -> pd.DataFrame:
+    """Each session's best score at ``budget``: ``system, task, trial, score`` (trial = session).
+
+    A session without a submission by ``budget`` is left out and counted in ``.attrs['missing']``.
+    """
+    tr = traces.loc[traces["budget"] <= budget * (1 + 1e-9)]
+    best = tr.groupby(["system", "task", "session"], sort=True)["score"].max()
+    every = traces[["system", "task", "session"]].drop_duplicates()
+    out = best.reset_index().rename(columns={"session": "trial"})[["system", "task", "trial", "score"]]
+    out.attrs["missing"] = int(len(every) - len(out))
+    return out
+
+
+def prepare_curves(ctx: ReportContext) -> None:
+    """Fit what the sections need and is not in ``ctx.results`` yet."""
+    r = ctx.results
+    if "traces" not in r or {"self_elo", "joint_elo", "inflection", "budget"} <= set(r):
+        return
+    opts = dict(ctx.params.get("curve_options") or {})
+    seed = ctx.seed
+    tr = r["traces"]
+    if "self_elo" not in r:
+        r["self_elo"] = elo_curves(tr, mode="self", rng=seed, **opts)
+    if "joint_elo" not in r:
+        r["joint_elo"] = elo_curves(tr, mode="joint", rng=seed + 1, **opts) if tr["system"].nunique() > 1 else None
+    if "inflection" not in r:
+        r["inflection"] = {s: inflection_point(r["self_elo"], system=s) for s in r["self_elo"].systems}
+    if "budget" not in r:
+        ref = r["joint_elo"] if r["joint_elo"] is not None else r["self_elo"]
+        r["budget"] = float(ref.curve["budget"].max())
+
+
+def curves_section(ctx: ReportContext) -> Section | None:
+    """Self-Elo against the 400-per-decade reference, joint Elo, and the inflection points."""
+    if "traces" not in ctx.results:
+        return None
+    prepare_curves(ctx)
+    import matplotlib.pyplot as plt
+
+    from evalkit.plots.budget import plot_elo_curves
+
+    r = ctx.results
+    joint = r["joint_elo"]
+    fig, axes = plt.subplots(1, 2 if joint is not None else 1, figsize=(12 if joint is not None else 6.5, 4.5))
+    axes = np.atleast_1d(axes)
+    plot_elo_curves(r["self_elo"], ax=axes[0], inflection=list(r["inflection"].values()), title="self-Elo")
+    if joint is not None:
+        plot_elo_curves(joint, ax=axes[1], reference=False, title="joint Elo (all systems)")
+    f = ctx.save_figure(fig, "elo_per_budget", "Self-Elo of each system against the 400-Elo-per-decade reference of "
+                                               "repeated sampling (dashed), with the scaling inflection points, and "
+                                               "joint Elo of all systems; bands: session-bootstrap percentile "
+                                               f"intervals ({r['self_elo'].confidence_level:.0%}).")
+    rows = []
+    for system, inf in r["inflection"].items():
+        k = allocate_sessions(r["budget"], inf.b_inf) if np.isfinite(inf.b_inf) and inf.b_inf > 0 else None
+        rows.append({"system": system, "status": inf.status, "b_inf": inf.b_inf, "ci_low": inf.ci_low,
+                     "ci_high": inf.ci_high, "K at B": k})
+    ties = ", ".join(f"{k}: {v:.0%}" for k, v in r["self_elo"].tie_share.items())
+    failed = r["self_elo"].n_failed + (joint.n_failed if joint is not None else 0)
+    blocks = [
+        Text("A player is a (system, budget checkpoint) on a geometric grid; players meet only within a task "
+             "(higher best-so-far wins, equal ties); one Bradley-Terry fit pools all tasks; the first checkpoint is "
+             "anchored at 1000; bands come from resampling sessions within each (system, task)."),
+        f,
+        Text(f"Scaling inflection point b_inf: the last checkpoint at which the local self-Elo slope (least squares "
+             f"over five neighbouring checkpoints) exceeds 400 Elo per decade; K = max(1, round(B / b_inf)) "
+             f"independent sessions for the budget B = {r['budget']:.4g}."),
+        Table(pd.DataFrame(rows), floatfmt=".4g", csv="tables/inflection.csv"),
+        Text(f"Share of tied games in the self-Elo fits: {ties}. Bootstrap replicates without an estimate "
+             f"(left out of the bands): {failed}."),
+    ]
+    return Section("Elo per budget", tuple(blocks))
+
+
+def budget_order_section(ctx: ReportContext) -> Section | None:
+    """Joint Elo of each system at the budget and paired tests of the final scores over tasks."""
+    r = ctx.results
+    if "traces" not in r:
+        return None
+    prepare_curves(ctx)
+    blocks: list = []
+    if r.get("joint_elo") is not None:
+        c = r["joint_elo"].curve
+        last = c.loc[c.groupby("system")["budget"].idxmax(), ["system", "budget", "elo", "ci_low", "ci_high"]]
+        blocks += [Text("Joint Elo of each system at its last checkpoint, with its session-bootstrap interval, "
+                        "best first:"),
+                   Table(last.sort_values("elo", ascending=False), floatfmt=".4g", csv="tables/order_at_budget.csv")]
+    scores = final_scores(r["traces"], r["budget"])
+    task_means = scores.groupby(["system", "task"], as_index=False)["score"].mean().rename(columns={"task": "item"})
+    if task_means["system"].nunique() > 1:
+        p = ctx.params
+        cmp = compare_systems(task_means, pairs="all", test="paired_t", adjust=p.get("adjust", "holm"),
+                              alpha=p.get("alpha", 0.05), family="final best score, task means")
+        ctx.results["final_tests"] = cmp
+        t = cmp.table[["a", "b", "n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size", "pvalue",
+                       "pvalue_adjusted", "reject"]]
+        method = cmp.multiplicity.description if cmp.multiplicity is not None else "no pair testable"
+        blocks += [Text(f"Best score at B = {r['budget']:.4g}, paired over tasks (task means over sessions; "
+                        f"{cmp.test}; {method}). Sessions without a submission by B: {scores.attrs['missing']}."),
+                   Table(t, floatfmt=".4g", csv="tables/final_score_tests.csv")]
+    if not blocks:
+        return None
+    return Section("Systems at the budget", tuple(blocks))
+
+
+BUDGET_SECTIONS = (curves_section, budget_order_section)

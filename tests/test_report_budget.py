@@ -1,0 +1,73 @@
+"""Elo-per-budget sections of `evalkit report` on a user's session table."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from evalkit.cli import main
+from evalkit.report import write_report
+from evalkit.report.budget import final_scores
+
+
+def _traces(rng: int = 0) -> pd.DataFrame:
+    """Two systems x 4 tasks x 6 sessions; every session submits at budgets 1..64 (doubling).
+
+    System "b" draws from a better score distribution; the table holds each submission's own score
+    (not the best so far), as a user's log would."""
+    g = np.random.default_rng(rng)
+    rows = []
+    for system, shift in (("a", 0.0), ("b", 0.4)):
+        for task in range(4):
+            for session in range(6):
+                for budget in 2.0 ** np.arange(7):
+                    rows.append((system, f"t{task}", f"s{session}", budget, g.normal(shift + 0.1 * task)))
+    return pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"])
+
+
+def test_final_scores_are_best_so_far_at_the_budget():
+    tr = _traces()
+    s = final_scores(tr, 16.0)
+    direct = tr[tr["budget"] <= 16].groupby(["system", "task", "session"])["score"].max().to_numpy()
+    np.testing.assert_array_equal(s["score"].to_numpy(), direct)
+    assert s.attrs["missing"] == 0 and list(s.columns) == ["system", "task", "trial", "score"]
+
+
+def test_report_from_traces_has_curves_tests_and_every_figure(tmp_path):
+    tr = _traces()
+    out = write_report(tmp_path / "r", traces=tr, curve_options={"grid": 2.0, "bootstrap": 30}, seed=3)
+    md = (out / "report.md").read_text()
+    html = (out / "report.html").read_text()
+    for title in ("## Elo per budget", "## Systems at the budget", "## Unit of analysis"):
+        assert title in md
+    for png in (out / "figures").glob("*.png"):
+        assert f"figures/{png.name}" in html
+    assert {"elo_per_budget.png", "unit_trials.png"} <= {p.name for p in (out / "figures").glob("*.png")}
+    assert all((out / p).exists() for p in re.findall(r'src="([^"]+)"', html))
+    # the paired test over task means equals scipy's on the same numbers
+    means = final_scores(tr, 64.0).groupby(["system", "task"])["score"].mean().unstack("task")
+    ref = stats.ttest_rel(means.loc["b"], means.loc["a"])  # scipy.stats.ttest_rel(b, a) over the 4 task means
+    t = pd.read_csv(out / "tables" / "final_score_tests.csv")
+    row = t.iloc[0]
+    sign = 1 if row["a"] == "b" else -1
+    assert row["pvalue"] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert sign * row["diff"] == pytest.approx(float((means.loc["b"] - means.loc["a"]).mean()), rel=1e-9)
+    assert "Holm" in md.split("## Methods")[1]
+
+
+def test_cli_report_with_traces(tmp_path, capsys):
+    path = tmp_path / "sessions.csv"
+    _traces(1).to_csv(path, index=False)
+    rc = main(["report", "--traces", str(path), "--grid", "2", "--curve-bootstrap", "20", "--out",
+               str(tmp_path / "out")])
+    assert rc == 0 and (tmp_path / "out" / "report.html").exists()
+    assert (tmp_path / "out" / "tables" / "inflection.csv").exists()
+
+
+def test_report_needs_some_input(tmp_path):
+    with pytest.raises(ValueError, match="traces=<sessions>"):
+        write_report(tmp_path / "x")
