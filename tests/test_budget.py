@@ -308,3 +308,25 @@ def test_split_table_picks_the_allocation_rule_k_on_a_kinked_curve(kinked_result
     assert tab["advantage"].iat[0] == 0.0
     assert tab.loc[tab["advantage"].idxmax(), "k"] == 10
     assert allocate_sessions(3e7, 3e6) == 10
+
+
+def test_bootstrap_replicates_keep_the_point_estimates_anchor():
+    """Only one session has a value at the first checkpoint, so many replicates lose it: they must
+    be counted as failed, not re-anchored at a later checkpoint (which would mix scales in the bands)."""
+    g = np.random.default_rng(0)
+    rows = []
+    for t in range(6):
+        for s in range(4):
+            b = 1.0 if (t == 0 and s == 0) else 3.0
+            for q in range(8):
+                rows.append(("A", f"t{t}", f"s{s}", b, float(g.normal(q, 1.5))))
+                b *= 1.6
+    tr = pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"])
+    budgets = np.array([1, 1.5, 2.25, 3.375, 5.06, 7.6, 11.4, 17, 25.6, 38])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = elo_curves(tr, mode="self", budgets=budgets, bootstrap=200, rng=1)
+    rep = res.replicates
+    ok = np.isfinite(rep).any(axis=1)
+    assert np.all(rep[ok, 0] == 1000.0)  # every kept replicate is anchored where the estimate is
+    assert res.failed["A"] == int((~ok).sum()) > 0

@@ -200,3 +200,12 @@ def test_missing_player_names_the_column_and_line(tmp_path):
     path = write(tmp_path, "arena.json", json.dumps(rows))
     with pytest.raises(ValueError, match=r"The 'player_a' column in .*arena\.json must name a player\. Got a missing value in 1 row \(first at line 2\)"):
         read_comparisons(path)
+
+
+def test_missing_outcome_drop_applies_to_canonical_tables(tmp_path):
+    path = tmp_path / "canon.csv"
+    path.write_text("player_a,player_b,outcome\nA,B,1\nB,C,\nA,C,0.5\nC,A,\n")
+    with pytest.raises(ValueError, match="missing"):
+        read_comparisons(path)
+    frame, report = read_comparisons(path, missing_outcome="drop")
+    assert len(frame) == 2 and report.n_dropped == 2 and report.rows_read == 4

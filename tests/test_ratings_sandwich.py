@@ -93,3 +93,24 @@ def test_counts_sandwich_equals_row_sandwich_for_unit_outcomes():
     np.testing.assert_allclose(
         differences_cov(fit.covariance("sandwich")), ref.cov_params(), rtol=1e-6
     )
+
+
+def test_hessian_intervals_with_a_tiny_prior_match_the_unpenalised_fit():
+    """An L2 prior of 1e-6 barely moves the fit, so its model-based SEs must equal the l2 = 0 ones
+    (which are pinned to statsmodels' GLM above); before centring the covariance they were ~70,000 Elo."""
+    import numpy as np
+    import pandas as pd
+
+    from evalkit.ratings import aggregate, elo_table, fit_bt
+
+    g = np.random.default_rng(0)
+    theta = np.linspace(-1, 1, 6)
+    rows = []
+    for _ in range(400):
+        i, j = g.choice(6, 2, replace=False)
+        rows.append((str(i), str(j), float(g.random() < 1 / (1 + np.exp(theta[j] - theta[i])))))
+    c = aggregate(pd.DataFrame(rows, columns=["player_a", "player_b", "outcome"]))
+    ref = elo_table(fit_bt(c), se="hessian")["se"].to_numpy()
+    for l2 in (1e-6, 1e-3):
+        got = elo_table(fit_bt(c, l2=l2), se="hessian")["se"].to_numpy()
+        np.testing.assert_allclose(got, ref, rtol=2e-3)

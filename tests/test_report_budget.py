@@ -71,3 +71,15 @@ def test_cli_report_with_traces(tmp_path, capsys):
 def test_report_needs_some_input(tmp_path):
     with pytest.raises(ValueError, match="traces=<sessions>"):
         write_report(tmp_path / "x")
+
+
+def test_report_survives_tied_systems(tmp_path):
+    """Two systems with identical scores everywhere: the unit-of-analysis tests are undefined (all
+    ties, zero variance), so the report says so instead of aborting."""
+    rows = [(s, f"t{t}", f"r{r}", 1.0) for s in ("p", "q") for t in range(4) for r in range(3)]
+    scores = pd.DataFrame(rows, columns=["system", "task", "trial", "score"])
+    out = write_report(tmp_path / "tie", scores=scores)
+    md = (out / "report.md").read_text()
+    assert "not testable on these scores" in md
+    with pytest.raises(ValueError, match="not systems of the score table"):
+        write_report(tmp_path / "bad", scores=scores, unit_pair=("p", "nope"))

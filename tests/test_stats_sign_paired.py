@@ -157,3 +157,44 @@ def test_paired_bootstrap_matches_scipy_percentile():
     assert paired_bootstrap(x, y, n_resamples=500, rng=5) == paired_bootstrap(x, y, n_resamples=500, rng=5)
     # the bootstrap p-value is close to the paired t p-value on near-normal differences
     assert r.pvalue == pytest.approx(stats.ttest_rel(x, y).pvalue, abs=0.01)
+
+
+def _with_w_plus(n: int, w: int) -> np.ndarray:
+    """Differences of ranks 1..n whose positive ones sum to exactly w (W+ = w)."""
+    signs = -np.ones(n)
+    left = w
+    for r in range(n, 0, -1):
+        if r <= left:
+            signs[r - 1], left = 1.0, left - r
+    assert left == 0
+    return signs * np.arange(1, n + 1)
+
+
+def test_hodges_lehmann_interval_beyond_50_differences_inverts_the_exact_test():
+    """For n = 60 the interval's order statistic k must come from the exact signed-rank null: the
+    largest k with P(W+ <= k-1) <= alpha/2. P(W+ <= w) is scipy.stats.wilcoxon(d, alternative='less',
+    method='exact').pvalue for differences d with W+ = w; it gives k = 649 at 95 % (the uncorrected
+    normal approximation gave 648, one order statistic too wide)."""
+    from scipy import stats as st
+
+    cdf = {w: st.wilcoxon(_with_w_plus(60, w), alternative="less", method="exact").pvalue for w in range(640, 660)}
+    k = max(w for w, p in cdf.items() if p <= 0.025) + 1
+    assert k == 649
+    d = np.random.default_rng(5).normal(0.3, 1.0, 60)
+    lo, hi = wilcoxon_test(d).confidence_interval(0.95)
+    i, j = np.triu_indices(60)
+    walsh = np.sort((d[i] + d[j]) / 2.0)
+    assert (lo, hi) == (walsh[k - 1], walsh[walsh.size - k])
+
+
+def test_mcnemar_interval_is_sided_like_the_test():
+    # 5 items where x passes and y fails, none the other way, n = 100: the paired difference in pass
+    # rates is 0.05 with Wald SE sqrt(b + c - (b - c)^2 / n) / n = sqrt(5 - 0.25) / 100
+    x = np.r_[np.ones(5), np.zeros(95)].astype(bool)
+    y = np.zeros(100, dtype=bool)
+    se = np.sqrt(5 - 25 / 100) / 100
+    lo, hi = mcnemar_test(x, y, alternative="greater").confidence_interval(0.95)
+    # one-sided: lower bound diff - z_0.95 * se (scipy.stats.norm.ppf(0.95) = 1.6448536269514722)
+    assert hi == 1.0 and lo == pytest.approx(0.05 - 1.6448536269514722 * se)
+    lo2, hi2 = mcnemar_test(x, y).confidence_interval(0.95)
+    assert (lo2, hi2) == pytest.approx((0.05 - 1.959963984540054 * se, 0.05 + 1.959963984540054 * se))

@@ -119,3 +119,10 @@ def test_result_is_frozen():
         r.details["x"] = 1
     d = r.to_dict()
     assert d["ci_low"] < d["ci_high"] and d["method"] == r.method
+
+
+def test_welch_with_a_tiny_variance_keeps_its_df():
+    # scipy.stats.ttest_ind([0, 0], [0, 3.66e-129], equal_var=False) -> t -1.0, df 1.0, p 0.5
+    # (squaring the variance terms directly underflows to df = nan and a clamped p = 1.0)
+    r = welch_ttest([0.0, 0.0], [0.0, 3.66e-129])
+    assert r.df == pytest.approx(1.0) and r.pvalue == pytest.approx(0.5) and r.statistic == pytest.approx(-1.0)

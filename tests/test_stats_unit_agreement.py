@@ -63,6 +63,12 @@ def test_compare_units_reports_unmatched_tasks_and_bad_input(seed002):
     u = compare_units(dropped, "mass_round2", "base")
     assert u.unmatched_tasks == ("finance_1",) and u.n_tasks == 11
     assert "finance_1" in u.explanation
+    # the trial-level test uses the same 11 shared tasks: trial means over them, Welch as in scipy
+    shared = dropped[dropped["task"] != "finance_1"]
+    means = shared.groupby(["system", "trial"])["score"].mean()
+    # scipy.stats.ttest_ind(mass_round2 trial means, base trial means, equal_var=False)
+    ref = stats.ttest_ind(means["mass_round2"], means["base"], equal_var=False)
+    assert u.trial_level.pvalue == pytest.approx(ref.pvalue, rel=1e-12)
     with pytest.raises(ValueError, match="Missing column"):
         compare_units(seed002.rename(columns={"trial": "run"}), "mass_round2", "base")
     bad = seed002.copy()

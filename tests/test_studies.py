@@ -31,6 +31,8 @@ def test_checkpoints_end_at_budget_and_span_three_decades():
 def test_config_rejects_bad_values():
     with pytest.raises(ValueError, match="n_tasks"):
         Figure11Config(n_tasks=0)
+    with pytest.raises(ValueError, match="n_sessions must be an integer >= 2"):
+        Figure11Config(n_sessions=1)
     with pytest.raises(ValueError, match="grid"):
         Figure11Config(grid=1.0)
     with pytest.raises(ValueError, match="budget"):
@@ -48,24 +50,22 @@ def test_session_counts_and_budgets():
 
 def test_pass4_is_best_of_four_quarter_budget_sessions():
     """Recompute pass@4 from its members independently: best of 4 sessions at B/4."""
-    from evalkit.sim.sessions import session_traces
-
-    traces, budget, scale = simulate_systems(Figure11Config(n_tasks=1, n_sessions=1, bootstrap=0), rng=11)
-    # replay the generator's draws in simulate_systems' order
-    g = np.random.default_rng(11)
     from evalkit.sim.experiments import load_params
-    from evalkit.sim.sessions import population_scale
+    from evalkit.sim.sessions import population_scale, session_traces
     from evalkit.studies.fig11 import _mean_work
 
+    traces, budget, scale = simulate_systems(Figure11Config(n_tasks=1, n_sessions=2, bootstrap=0), rng=11)
+    # replay the generator's draws in simulate_systems' order
+    g = np.random.default_rng(11)
     params = load_params()
-    scale2 = population_scale(params, rng=int(g.integers(2**63)))
-    budget2 = _mean_work(params, g)
-    assert (scale2, budget2) == (scale, budget)
+    assert population_scale(params, rng=int(g.integers(2**63))) == scale
+    assert _mean_work(params, g) == budget
     g.integers(2**63)  # pass@1's single task
-    members = session_traces(4, params, agents=1, rng=int(g.integers(2**63)), scale=scale)
-    best_members = members.loc[members["agent_time"] <= budget / 4].groupby("session")["best_score"].max().max()
-    p4 = traces.loc[traces["system"] == "pass@4", "score"].max()
-    assert p4 == best_members
+    members = session_traces(8, params, agents=1, rng=int(g.integers(2**63)), scale=scale)
+    best = members.loc[members["agent_time"] <= budget / 4].groupby("session")["best_score"].max()
+    p4 = traces.loc[traces["system"] == "pass@4"].groupby("session")["score"].max()
+    # sessions 0-3 form the first composite, 4-7 the second (grouped in order of session id)
+    assert list(p4) == [best.loc[0:3].max(), best.loc[4:7].max()]
 
 
 def test_same_seed_same_study(small_result):

@@ -127,8 +127,9 @@ def fit_elo_replicates(
     existence check (:func:`evalkit.ratings.existence.exists_batch`) for all replicates, then
     :func:`~evalkit.ratings.fit_bt` warm-started at the point estimate without its
     per-fit check. Replicates in which the ratings of that player set do not exist (e.g. a
-    checkpoint lost all its games) go through :func:`fit_elo` with their own player set.
-    A replicate that does not converge counts as failed.
+    checkpoint lost all its games) go through :func:`fit_elo` with their own player set, still
+    anchored at the point estimate's anchor. A replicate that does not converge, or in which the
+    anchor has no game, counts as failed.
 
     Returns
     -------
@@ -166,7 +167,9 @@ def fit_elo_replicates(
             if fit.converged and np.all(np.isfinite(fit.theta)):
                 out[r, idx] = 1000.0 + ELO_PER_NAT * (fit.theta - fit.theta[a_pos])
                 continue
-        elo, conv = fit_elo(wins[r], ties[r], anchors=anchors, ties_mode=ties_mode, prior=prior,
+        # only the point estimate's anchor: a replicate re-anchored at a later checkpoint would
+        # put a different scale into the percentile bands; without a game there it fails (counted)
+        elo, conv = fit_elo(wins[r], ties[r], anchors=np.array([anchor]), ties_mode=ties_mode, prior=prior,
                             init=(init_elo - 1000.0) / ELO_PER_NAT, strict=False)
         if conv:
             out[r] = elo

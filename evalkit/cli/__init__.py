@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 from collections.abc import Sequence
 
 __all__ = ["main", "build_parser"]
@@ -48,9 +49,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            try:
+                return int(args.func(args) or 0)
+            finally:  # library warnings as one plain line each, not Python's source-line dump
+                for w in caught:
+                    if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
+                        print(f"evalkit {args.command}: warning: {w.message}", file=sys.stderr)
     except ValueError as exc:  # validation errors: one clear line, no traceback
         print(f"evalkit {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # missing input, unwritable or existing output: also one line
+        name = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        print(f"evalkit {args.command}: error: {exc.strerror or exc}{name}", file=sys.stderr)
         return 2
 
 

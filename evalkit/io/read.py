@@ -95,7 +95,7 @@ def _convert(raw: pd.DataFrame, fmt: str, *, source: str, path: Path | None,
     if fmt == "left_right":
         return convert_left_right(raw, source=source)
     if fmt == "canonical":
-        return convert_canonical(raw, source=source)
+        return convert_canonical(raw, source=source, missing_outcome=opts["missing_outcome"])
     return convert_columns(raw, source=source, columns=opts["columns"],
                            constants=opts["constants"], outcome_map=opts["outcome_map"],
                            missing_outcome=opts["missing_outcome"])

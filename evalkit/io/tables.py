@@ -151,6 +151,6 @@ def convert_columns(
     return Converted(frame, drop, [])
 
 
-def convert_canonical(raw: pd.DataFrame, *, source: str) -> Converted:
+def convert_canonical(raw: pd.DataFrame, *, source: str, missing_outcome: str = "error") -> Converted:
     """A table already in canonical columns (numeric outcome)."""
-    return convert_columns(raw, source=source)
+    return convert_columns(raw, source=source, missing_outcome=missing_outcome)

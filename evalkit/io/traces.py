@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._errors import describe_bad, where
+from evalkit.io._files import load_records
 from evalkit.io.schema import _to_str
 
 __all__ = ["TRACE_COLUMNS", "validate_traces", "read_traces"]
@@ -220,13 +221,22 @@ def read_traces(
     pandas.DataFrame
         The validated session table; file input adds ``source`` and ``line`` columns.
     """
+    lines = None
     if isinstance(data, pd.DataFrame):
-        frame, source, header = data, None, False
+        frame, source = data, None
     else:
         path = Path(data)
         if not path.exists():
             raise ValueError(f"No such file: {str(path)!r}.")
-        frame, header = _read_file(path, format)
+        if format is None:  # sniff the content (CSV/TSV, JSON Lines, JSON, Parquet; .gz too)
+            frame, _ = load_records(path)
+            lines = frame.pop("_line").to_numpy()
+        else:
+            try:
+                frame, header = _read_file(path, format)
+            except (ValueError, OSError) as exc:
+                raise ValueError(f"Could not read {str(path)!r} as {format!r}: {exc}") from None
+            lines = np.arange(len(frame)) + (2 if header else 1)
         source = path.name
     if columns:
         unknown = [k for k in columns if k not in TRACE_COLUMNS + _OPTIONAL]
@@ -242,5 +252,5 @@ def read_traces(
     if source is not None:
         frame = frame.copy()
         frame["source"] = source
-        frame["line"] = np.arange(len(frame)) + (2 if header else 1)
+        frame["line"] = lines
     return validate_traces(frame, source=source, missing_score=missing_score, order=order)

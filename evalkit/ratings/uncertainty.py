@@ -170,4 +170,9 @@ def covariance(
     else:
         cov = h_inv @ meat(fit, frame, cluster=cluster) @ h_inv
     cov = cov[:n, :n]
+    # Ratings are only identified up to a common shift: report the covariance of the centred
+    # strengths. (With l2 > 0 or a ridge the inverse is regular and would otherwise carry a
+    # variance of ~1/(n * l2) along the shift direction that the data say nothing about.)
+    centre = np.eye(n) - 1.0 / n
+    cov = centre @ cov @ centre
     return 0.5 * (cov + cov.T)

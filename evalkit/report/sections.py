@@ -193,7 +193,15 @@ def unit_section(ctx: ReportContext) -> Section | None:
         if len(order) < 2:
             return None
         pair = (order[0], order[1])
-    u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("ties", "drop"))
+    unknown = [x for x in pair if x not in set(s["system"])]
+    if unknown:
+        raise ValueError(f"unit_pair names {unknown}, not systems of the score table; it has "
+                         f"{sorted(set(s['system']))}.")
+    try:
+        u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("ties", "drop"))
+    except ValueError as exc:  # degenerate data (all ties, zero variance): say so, keep the report
+        return Section("Unit of analysis: trials or tasks?", (
+            Text(f"**{pair[0]}** vs **{pair[1]}**: not testable on these scores. {exc}"),))
     ctx.results["unit"] = u
     from evalkit.plots.stats import plot_task_differences, plot_trial_means
 

@@ -217,6 +217,8 @@ def write_report(
         raise ValueError(f"adjust must be one of {tuple(MULTIPLICITY_METHODS)}; got {adjust!r}.")
     if test not in PAIRED_TESTS:
         raise ValueError(f"test must be one of {tuple(PAIRED_TESTS)}; got {test!r}.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
+        raise ValueError(f"n_boot must be an integer >= 0 (0: sandwich intervals); got {n_boot!r}.")
     if ties not in TIE_POLICIES:
         raise ValueError(f"ties must be one of {TIE_POLICIES}; got {ties!r}.")
     out = Path(out_dir)

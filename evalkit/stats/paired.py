@@ -39,8 +39,8 @@ def _signed_rank_counts(n: int) -> np.ndarray:
 def _hodges_lehmann_ci(d: np.ndarray, level: float) -> tuple[float, float]:
     """Interval for the pseudo-median from ordered Walsh averages (Hollander & Wolfe).
 
-    Exact signed-rank quantiles for up to 50 non-zero differences, the normal
-    approximation beyond.
+    Exact signed-rank quantiles for up to 300 non-zero differences (an O(n^3) vectorised
+    recursion on counts), the continuity-corrected normal approximation beyond.
     """
     d = d[d != 0]
     n = d.size
@@ -48,12 +48,12 @@ def _hodges_lehmann_ci(d: np.ndarray, level: float) -> tuple[float, float]:
     walsh = np.sort((d[i] + d[j]) / 2.0)
     alpha = 1.0 - level
     m = walsh.size  # n(n+1)/2
-    if n <= 50:
+    if n <= 300:
         cdf = np.cumsum(_signed_rank_counts(n)) / 2.0**n
         k = int(np.searchsorted(cdf, alpha / 2.0, side="right"))  # P(W+ <= k-1) <= alpha/2
     else:
         z = stats.norm.ppf(1 - alpha / 2.0)
-        k = int(np.floor(n * (n + 1) / 4.0 - z * np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0)))
+        k = int(np.floor(n * (n + 1) / 4.0 - z * np.sqrt(n * (n + 1) * (2 * n + 1) / 24.0) + 0.5))
     k = max(k, 1)
     return float(walsh[k - 1]), float(walsh[m - k])
 
@@ -166,7 +166,9 @@ def mcnemar_test(
     TestResult
         ``statistic`` = b (x passes, y fails) for the exact test, the chi-square otherwise;
         ``estimate`` the difference in pass rates (b - c) / n with a Wald interval for paired
-        proportions; ``effect_size`` the conditional odds ratio b / c.
+        proportions (one-sided for a one-sided ``alternative``; with few discordant pairs it can
+        disagree with the exact test, whose p-value is the answer); ``effect_size`` the
+        conditional odds ratio b / c.
 
     Notes
     -----
@@ -202,8 +204,13 @@ def mcnemar_test(
     se = float(np.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n)
 
     def ci(level: float) -> tuple[float, float]:
-        q = stats.norm.ppf(0.5 + level / 2)
-        return diff - q * se, diff + q * se
+        # Wald interval of the paired difference in pass rates, sided like the test; with few
+        # discordant pairs it can disagree with the exact test (the p-value is the test).
+        if alternative == "two-sided":
+            q = stats.norm.ppf(0.5 + level / 2)
+            return max(-1.0, diff - q * se), min(1.0, diff + q * se)
+        q = stats.norm.ppf(level)
+        return (max(-1.0, diff - q * se), 1.0) if alternative == "greater" else (-1.0, min(1.0, diff + q * se))
 
     return TestResult(
         method=method,

@@ -29,6 +29,8 @@ __all__ = ["welch_ttest", "welch_ttest_from_stats", "paired_ttest", "t_interval"
 
 def t_pvalue(t: float, df: float, alternative: str) -> float:
     """p-value of a t statistic with ``df`` degrees of freedom (df may be ``inf``)."""
+    if np.isnan(t) or np.isnan(df):
+        return float("nan")
     dist = stats.norm if np.isinf(df) else stats.t(df)
     if alternative == "two-sided":
         return float(min(1.0, 2.0 * dist.sf(abs(t))))
@@ -82,7 +84,8 @@ def _welch(
         )
     diff = float(m1 - m2)
     t = diff / se
-    df = float((a + b) ** 2 / (a**2 / (n1 - 1) + b**2 / (n2 - 1)))
+    r = a / (a + b)  # Welch-Satterthwaite in scaled form: no underflow of a**2, b**2 for tiny variances
+    df = float(1.0 / (r**2 / (n1 - 1) + (1.0 - r) ** 2 / (n2 - 1)))
     pooled_sd = float(np.sqrt(((n1 - 1) * v1 + (n2 - 1) * v2) / (n1 + n2 - 2)))
     d = diff / pooled_sd if pooled_sd > 0 else float("nan")
     g = d * _hedges_correction(n1 + n2 - 2)

@@ -63,7 +63,7 @@ class UnitComparison:
         Paired t-test over per-task means.
     n_tasks, n_trials_a, n_trials_b : int
     unmatched_tasks : tuple of str
-        Tasks scored for only one system (left out of the task-level tests).
+        Tasks scored for only one system (left out of both the trial-level and the task-level tests).
     alpha : float
     verdict : str
         Which unit supports which conclusion.
@@ -135,12 +135,14 @@ def compare_units(
         raise ValueError(f"Column {score!r} has {int(nan.sum())} missing scores; score failed runs explicitly "
                          "(e.g. 0) or drop them before comparing.")
     df = df[df[system].isin([a, b])]
-    trial_means = df.groupby([system, trial], sort=True)[score].mean().rename("mean").reset_index()
-    ta = trial_means.loc[trial_means[system] == a, "mean"].to_numpy()
-    tb = trial_means.loc[trial_means[system] == b, "mean"].to_numpy()
     task_means = df.groupby([system, task], sort=True)[score].mean().rename("score").reset_index()
     paired = paired_scores(task_means, a, b, system=system, item=task, score="score")
     unmatched = paired.only_a + paired.only_b
+    # both units use the same tasks: a task only one system has would shift its trial means alone
+    df = df[df[task].astype(str).isin(set(paired.frame["item"].astype(str)))]
+    trial_means = df.groupby([system, trial], sort=True)[score].mean().rename("mean").reset_index()
+    ta = trial_means.loc[trial_means[system] == a, "mean"].to_numpy()
+    tb = trial_means.loc[trial_means[system] == b, "mean"].to_numpy()
     trial_res = welch_ttest(ta, tb)
     sign_res = sign_test(paired.frame["a"], paired.frame["b"], ties=ties)
     pt_res = paired_ttest(paired.frame["a"], paired.frame["b"])

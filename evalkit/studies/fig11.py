@@ -86,10 +86,11 @@ class Figure11Config:
     params: SimParams | None = None
 
     def __post_init__(self) -> None:
-        for name in ("n_tasks", "n_sessions"):
+        for name, low in (("n_tasks", 1), ("n_sessions", 2)):
             v = getattr(self, name)
-            if not (isinstance(v, (int, np.integer)) and v >= 1):
-                raise ValueError(f"{name} must be an integer >= 1; got {v!r}.")
+            if not (isinstance(v, (int, np.integer)) and v >= low):
+                why = " (self-Elo rates games between different sessions)" if name == "n_sessions" else ""
+                raise ValueError(f"{name} must be an integer >= {low}{why}; got {v!r}.")
         if self.budget is not None and not (np.isfinite(self.budget) and self.budget > 0):
             raise ValueError(f"budget must be a positive finite number; got {self.budget!r}.")
         if not (self.budget_factor > 0 and np.isfinite(self.budget_factor)):
