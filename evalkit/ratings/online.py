@@ -36,7 +36,9 @@ def online_elo(
         Canonical comparisons frame; ``outcome`` is ``player_a``'s score and ``weight``
         scales the scores (evalica's ``win_weight = 1``, ``tie_weight = 0.5``).
     initial, base, scale, k : float
-        evalica's defaults.
+        Start rating, logistic base and scale, and step size. ``initial``, ``base`` and
+        ``scale`` are evalica's defaults; ``k = 30`` is the classic chess step, whereas
+        ``evalica.elo`` defaults to ``k = 4`` (pass ``k=4`` to match it, as the goldens do).
 
     Returns
     -------
