@@ -209,3 +209,10 @@ def test_missing_outcome_drop_applies_to_canonical_tables(tmp_path):
         read_comparisons(path)
     frame, report = read_comparisons(path, missing_outcome="drop")
     assert len(frame) == 2 and report.n_dropped == 2 and report.rows_read == 4
+
+
+def test_a_parquet_name_on_other_content_is_named_as_such(tmp_path):
+    path = tmp_path / "votes.parquet"
+    path.write_text("left,right,winner\nA,B,left\n")
+    with pytest.raises(ValueError, match="named like a Parquet file but is not one"):
+        read_comparisons(path)

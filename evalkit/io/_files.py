@@ -30,6 +30,9 @@ def container_of(path: Path, head: bytes) -> str:
     """Name the container of ``path`` from its first bytes: parquet, json, jsonl or csv."""
     if head.startswith(b"PAR1"):
         return "parquet"
+    if path.suffix.lower() in (".parquet", ".pq"):
+        raise ValueError(f"{path} is named like a Parquet file but is not one (it does not start with the "
+                         f"Parquet magic bytes 'PAR1'; it starts with {head[:8]!r}).")
     text = head.decode("utf-8-sig", errors="replace").lstrip()
     if text.startswith("["):
         return "json"
@@ -39,7 +42,7 @@ def container_of(path: Path, head: bytes) -> str:
 
 
 def _empty(path: Path, what: str) -> ValueError:
-    return ValueError(f"{path} is empty: {what}. Expected at least one comparison record.")
+    return ValueError(f"{path} is empty: {what}. Expected at least one record.")
 
 
 def _from_json_text(path: Path, text: str) -> pd.DataFrame:
