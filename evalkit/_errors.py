@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["where", "describe_bad"]
+__all__ = ["where", "describe_bad", "nonnegative_column"]
 
 
 def where(mask: np.ndarray, lines: Sequence[int] | np.ndarray | None, *, source: str | None = None) -> str:
@@ -40,3 +41,21 @@ def describe_bad(values: np.ndarray, mask: np.ndarray, *, limit: int = 3) -> str
     shown = ", ".join(bad[:limit])
     more = f" and {len(bad) - limit} more" if len(bad) > limit else ""
     return shown + more
+
+
+def nonnegative_column(
+    frame: pd.DataFrame, column: str, *, allowed: str, source: str = "", lines: np.ndarray | None = None
+) -> np.ndarray:
+    """``frame[column]`` as finite floats >= 0, or a ValueError naming the offending rows.
+
+    ``allowed`` completes "The '<column>' column must be ..."; ``source`` is a suffix such as
+    ``" in votes.csv"``.
+    """
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        raise ValueError(
+            f"The '{column}' column{source} must be {allowed}. "
+            f"Got {describe_bad(frame[column].to_numpy(), bad)} {where(bad, lines)} instead."
+        )
+    return values

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit._errors import describe_bad, where
+from evalkit._errors import describe_bad, nonnegative_column, where
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -122,14 +122,7 @@ def validate_comparisons(frame: pd.DataFrame, *, source: str | None = None) -> p
             f"Got {describe_bad(out['outcome'].to_numpy(), bad)} {where(bad, lines)} instead."
         )
     out["outcome"] = outcome
-    weight = pd.to_numeric(out["weight"], errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(weight) | (weight < 0)
-    if bad.any():
-        raise ValueError(
-            f"The 'weight' column{src} must be finite and >= 0. "
-            f"Got {describe_bad(out['weight'].to_numpy(), bad)} {where(bad, lines)} instead."
-        )
-    out["weight"] = weight
+    out["weight"] = nonnegative_column(out, "weight", allowed="finite and >= 0", source=src, lines=lines)
     if "budget" in out.columns:
         out["budget"] = pd.to_numeric(out["budget"], errors="coerce").astype(float)
     if "line" in out.columns:

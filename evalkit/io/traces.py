@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._errors import describe_bad, where
+from evalkit._errors import describe_bad, nonnegative_column, where
 from evalkit.io._files import load_records
 from evalkit.io.schema import _to_str
 
@@ -110,13 +110,7 @@ def validate_traces(
         if bad.any():
             raise ValueError(f"The '{col}' column{src} must not be missing. Got a missing value {where(bad, lines)} instead.")
 
-    budget = pd.to_numeric(out["budget"], errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(budget) | (budget < 0)
-    if bad.any():
-        raise ValueError(
-            f"The 'budget' column{src} must be a finite cumulative budget >= 0. "
-            f"Got {describe_bad(out['budget'].to_numpy(), bad)} {where(bad, lines)} instead."
-        )
+    budget = nonnegative_column(out, "budget", allowed="a finite cumulative budget >= 0", source=src, lines=lines)
     raw_score = out["score"]
     score = pd.to_numeric(raw_score, errors="coerce").to_numpy(dtype=float)
     not_number = np.isnan(score) & raw_score.notna().to_numpy()

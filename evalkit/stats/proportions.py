@@ -37,6 +37,19 @@ def _wilson(k: float, n: int, level: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
+def _proportion(k: float, n: float, method: str, ci, confidence_level: float) -> Estimate:
+    """``k / n`` with its CLT standard error and the interval function ``ci(level)``."""
+    return Estimate(
+        method=method,
+        estimate=k / n,
+        se=float(np.sqrt(k / n * (1 - k / n) / n)),
+        n=n,
+        confidence_level=confidence_level,
+        details={"successes": k},
+        _ci=ci,
+    )
+
+
 def wilson_interval(successes: float, n: int, *, confidence_level: float = 0.95) -> Estimate:
     """Proportion ``successes / n`` with the Wilson score interval.
 
@@ -45,15 +58,8 @@ def wilson_interval(successes: float, n: int, *, confidence_level: float = 0.95)
     """
     check_confidence_level(confidence_level)
     k, n = _check_counts(successes, n, integer=False)
-    return Estimate(
-        method="proportion with Wilson score interval",
-        estimate=k / n,
-        se=float(np.sqrt(k / n * (1 - k / n) / n)),
-        n=n,
-        confidence_level=confidence_level,
-        details={"successes": k},
-        _ci=lambda level: _wilson(k, n, level),
-    )
+    return _proportion(k, n, "proportion with Wilson score interval", lambda level: _wilson(k, n, level),
+                       confidence_level)
 
 
 def clopper_pearson_interval(successes: int, n: int, *, confidence_level: float = 0.95) -> Estimate:
@@ -71,15 +77,7 @@ def clopper_pearson_interval(successes: int, n: int, *, confidence_level: float 
         high = 1.0 if k == n else stats.beta.ppf(1 - a / 2, k + 1, n - k)
         return float(low), float(high)
 
-    return Estimate(
-        method="proportion with Clopper-Pearson (exact) interval",
-        estimate=k / n,
-        se=float(np.sqrt(k / n * (1 - k / n) / n)),
-        n=n,
-        confidence_level=confidence_level,
-        details={"successes": int(k)},
-        _ci=ci,
-    )
+    return _proportion(k, n, "proportion with Clopper-Pearson (exact) interval", ci, confidence_level)
 
 
 def pass_rate(
