@@ -1,8 +1,10 @@
-"""``write_report``: comparison logs and/or per-item scores in, a self-contained report folder out.
+"""``write_report(spec, out)``: comparison logs and/or per-item scores in, a report folder out.
 
-The folder holds ``report.md``, ``report.html`` (opens in a browser; figures linked as
-relative PNGs), ``figures/*.png``, ``tables/*.csv`` and ``run.json`` (inputs with checksums,
-parameters, seed, evalkit and library versions).
+A :class:`ReportSpec` says what to report; :func:`write_report` builds the folder atomically
+(:func:`evalkit._output.atomic_output_dir`). The folder holds ``report.md``, ``report.html``
+(opens in a browser; figures linked as relative PNGs), ``figures/*.png``, ``tables/*.csv`` and
+``run.json`` (inputs with checksums, parameters, seed, evalkit and library versions, and every
+file with its SHA-256, written last).
 """
 
 from __future__ import annotations
@@ -11,19 +13,24 @@ import hashlib
 import json
 import platform
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from evalkit.report.document import ReportContext, Section, write_documents
+from evalkit._output import atomic_output_dir
+from evalkit._progress import ProgressFn, tick, track
+from evalkit.report.document import ReportContext, Section, Text, plain
+from evalkit.report.render import write_documents
 from evalkit.report.sections import DEFAULT_SECTIONS
 from evalkit.stats import PAIRED_TESTS, TIE_POLICIES, item_scores
 from evalkit.stats._validate import check_confidence_level
 from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
 
-__all__ = ["SectionBuilder", "write_report", "read_scores", "common_baseline"]
+__all__ = ["SectionBuilder", "ReportSpec", "write_report", "build_report", "read_scores", "common_baseline"]
 
 SectionBuilder = Callable[[ReportContext], "Section | None"]
 
@@ -72,31 +79,34 @@ def read_scores(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str]
         from evalkit.io._files import load_records
 
         raw, _ = load_records(source)
-        raw = raw.drop(columns=[c for c in raw.columns if c == "_line"])
         name = str(source)
+    cols = [c for c in raw.columns if c != "_line"]
     mapping = dict(columns or {})
     unknown = sorted(set(mapping) - set(SCORE_COLUMNS))
     if unknown:
         raise ValueError(f"columns maps unknown names {unknown}; allowed: {SCORE_COLUMNS}.")
-    missing = [f"{k}={v!r}" for k, v in mapping.items() if v not in raw.columns]
+    missing = [f"{k}={v!r}" for k, v in mapping.items() if v not in cols]
     if missing:
-        raise ValueError(f"{name}: column(s) {', '.join(missing)} not found; it has {list(raw.columns)}.")
+        raise ValueError(f"{name}: column(s) {', '.join(missing)} not found; it has {cols}.")
     frame = raw.rename(columns={v: k for k, v in mapping.items()})
     keep = [c for c in SCORE_COLUMNS if c in frame.columns]
     for need in ("system", "score"):
         if need not in frame.columns:
             raise ValueError(f"{name}: a score table needs a {need!r} column (map yours with columns=); "
-                             f"found {list(raw.columns)}.")
+                             f"found {cols}.")
     if "item" not in frame.columns and not {"task", "trial"} <= set(frame.columns):
         raise ValueError(f"{name}: a score table needs an 'item' column, or 'task' and 'trial' columns; "
-                         f"found {list(raw.columns)}.")
+                         f"found {cols}.")
+    lines = frame["_line"].to_numpy() if "_line" in frame else np.arange(1, len(frame) + 1)
     frame = frame[keep].copy()
     score = pd.to_numeric(frame["score"], errors="coerce")
-    bad = score.isna()
+    bad = score.isna() | ~np.isfinite(score.fillna(0.0))
     if bad.any():
         first = int(bad.to_numpy().nonzero()[0][0])
-        raise ValueError(f"{name}: column 'score' must hold numbers; got {frame['score'].iloc[first]!r} in "
-                         f"{int(bad.sum())} rows (first at row {first}). Score failed runs explicitly.")
+        where = "line" if "_line" in raw else "row"
+        raise ValueError(f"The 'score' column of {name} must hold finite numbers. Got "
+                         f"{frame['score'].iloc[first]!r} in {int(bad.sum())} rows (first at {where} "
+                         f"{int(lines[first])}) instead. Score failed runs explicitly.")
     frame["score"] = score.astype(float)
     for c in ("system", "item", "task", "trial"):
         if c in frame:
@@ -123,36 +133,12 @@ def _read_comparisons(source: Any, fmt: str | None) -> tuple[pd.DataFrame, list[
     return res.frame, [rep], info
 
 
-def write_report(
-    out_dir: str | Path,
-    *,
-    comparisons: Any = None,
-    scores: str | Path | pd.DataFrame | None = None,
-    traces: str | Path | pd.DataFrame | None = None,
-    curve_options: Mapping[str, Any] | None = None,
-    format: str | None = None,
-    score_columns: Mapping[str, str] | None = None,
-    title: str = "evalkit report",
-    seed: int = 0,
-    alpha: float = 0.05,
-    confidence_level: float = 0.95,
-    adjust: str = "holm",
-    test: str = "paired_t",
-    pairs: str | Sequence[tuple[str, str]] | None = None,
-    unit_pair: tuple[str, str] | None = None,
-    ties: str = "drop",
-    n_boot: int = 200,
-    max_players: int = 20,
-    sections: Sequence[SectionBuilder] | None = None,
-    extra_sections: Sequence[SectionBuilder] = (),
-    params: Mapping[str, Any] | None = None,
-) -> Path:
-    """Write a self-contained report folder and return its path.
+@dataclass(frozen=True)
+class ReportSpec:
+    """What a report is made of and how it is computed (everything but where it goes).
 
     Parameters
     ----------
-    out_dir : path
-        Folder to create (or overwrite files in).
     comparisons : path, list of paths, DataFrame or ReadResult, optional
         Pairwise judgments, read with :func:`evalkit.io.read_comparisons` (``format=``).
         Gives the leaderboard and the win-rate heatmap; with an ``item`` column (and no
@@ -167,8 +153,11 @@ def write_report(
         (:mod:`evalkit.report.budget`) and, without ``scores``, each session's best score at
         the budget as the per-(task, trial) score table.
     curve_options : mapping, optional
-        Keyword arguments of :func:`evalkit.budget.elo_curves` for those sections (e.g.
-        ``{"grid": 1.5, "bootstrap": 200}``).
+        Keyword arguments of :func:`evalkit.budget.elo_curves` (e.g. ``{"grid": 1.5}``).
+    format : str, optional
+        Format of the comparisons (default: detected).
+    score_columns : mapping, optional
+        ``{evalkit name: your column}`` of the score table.
     title : str
     seed : int
         Seed of every random step (bootstrap intervals).
@@ -196,62 +185,86 @@ def write_report(
     params : mapping, optional
         Extra values for custom builders (``ctx.params``); JSON-serialisable ones are
         recorded in ``run.json``.
-
-    Returns
-    -------
-    Path
-        ``out_dir``, containing ``report.md``, ``report.html``, ``run.json``, ``figures/``
-        and ``tables/``.
+    raw_csv : bool
+        Write table cells verbatim; by default a text cell starting with ``= + - @``, tab or
+        CR gets a leading ``'`` so that a spreadsheet does not evaluate it (OWASP).
     """
-    import matplotlib
 
-    matplotlib.use("Agg", force=False)
-    from evalkit import __version__
+    comparisons: Any = None
+    scores: str | Path | pd.DataFrame | None = None
+    traces: str | Path | pd.DataFrame | None = None
+    curve_options: Mapping[str, Any] | None = None
+    format: str | None = None
+    score_columns: Mapping[str, str] | None = None
+    title: str = "evalkit report"
+    seed: int = 0
+    alpha: float = 0.05
+    confidence_level: float = 0.95
+    adjust: str = "holm"
+    test: str = "paired_t"
+    pairs: str | Sequence[tuple[str, str]] | None = None
+    unit_pair: tuple[str, str] | None = None
+    ties: str = "drop"
+    n_boot: int = 200
+    max_players: int = 20
+    sections: Sequence[SectionBuilder] | None = None
+    extra_sections: Sequence[SectionBuilder] = ()
+    params: Mapping[str, Any] | None = None
+    raw_csv: bool = False
 
-    if comparisons is None and scores is None and traces is None:
-        raise ValueError("Nothing to report: pass comparisons=<log>, scores=<table> and/or traces=<sessions>.")
-    check_confidence_level(confidence_level)
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
-    if adjust not in MULTIPLICITY_METHODS:
-        raise ValueError(f"adjust must be one of {tuple(MULTIPLICITY_METHODS)}; got {adjust!r}.")
-    if test not in PAIRED_TESTS:
-        raise ValueError(f"test must be one of {tuple(PAIRED_TESTS)}; got {test!r}.")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 0:
-        raise ValueError(f"n_boot must be an integer >= 0 (0: sandwich intervals); got {n_boot!r}.")
-    if ties not in TIE_POLICIES:
-        raise ValueError(f"ties must be one of {TIE_POLICIES}; got {ties!r}.")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    run_params: dict[str, Any] = {
-        "seed": int(seed), "alpha": alpha, "confidence_level": confidence_level, "adjust": adjust, "test": test,
-        "pairs": pairs if pairs is None or isinstance(pairs, str) else [list(p) for p in pairs],
-        "unit_pair": list(unit_pair) if unit_pair else None, "ties": ties, "n_boot": int(n_boot),
-        "max_players": int(max_players), "format": format, "score_columns": dict(score_columns or {}),
-    }
-    run_params["curve_options"] = dict(curve_options or {})
-    ctx = ReportContext(out_dir=out, params={**run_params, **dict(params or {})})
+    def __post_init__(self) -> None:
+        if self.comparisons is None and self.scores is None and self.traces is None:
+            raise ValueError("Nothing to report: pass comparisons=<log>, scores=<table> and/or traces=<sessions>.")
+        check_confidence_level(self.confidence_level)
+        if not 0 < self.alpha < 1:
+            raise ValueError(f"alpha must be strictly between 0 and 1; got {self.alpha!r}.")
+        if self.adjust not in MULTIPLICITY_METHODS:
+            raise ValueError(f"adjust must be one of {tuple(MULTIPLICITY_METHODS)}; got {self.adjust!r}.")
+        if self.test not in PAIRED_TESTS:
+            raise ValueError(f"test must be one of {tuple(PAIRED_TESTS)}; got {self.test!r}.")
+        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, int) or self.n_boot < 0:
+            raise ValueError(f"n_boot must be an integer >= 0 (0: sandwich intervals); got {self.n_boot!r}.")
+        if self.ties not in TIE_POLICIES:
+            raise ValueError(f"ties must be one of {TIE_POLICIES}; got {self.ties!r}.")
+
+    def run_params(self) -> dict[str, Any]:
+        """The options as recorded in ``run.json``."""
+        pairs = self.pairs
+        return {
+            "seed": int(self.seed), "alpha": self.alpha, "confidence_level": self.confidence_level,
+            "adjust": self.adjust, "test": self.test,
+            "pairs": pairs if pairs is None or isinstance(pairs, str) else [list(p) for p in pairs],
+            "unit_pair": list(self.unit_pair) if self.unit_pair else None, "ties": self.ties,
+            "n_boot": int(self.n_boot), "max_players": int(self.max_players), "format": self.format,
+            "score_columns": dict(self.score_columns or {}), "curve_options": dict(self.curve_options or {}),
+            "raw_csv": self.raw_csv,
+        }
+
+
+def _source_info(kind: str, source: Any, rows: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"kind": kind, "rows": rows}
+    entry.update(_file_info(Path(source)) if not isinstance(source, pd.DataFrame) else {"path": "<DataFrame>"})
+    return entry
+
+
+def _load_inputs(spec: ReportSpec, ctx: ReportContext) -> list[dict[str, Any]]:
     inputs: list[dict[str, Any]] = []
-    if comparisons is not None:
-        ctx.comparisons, reports, info = _read_comparisons(comparisons, format)
+    if spec.comparisons is not None:
+        ctx.comparisons, reports, info = _read_comparisons(spec.comparisons, spec.format)
         ctx.read_reports.extend(reports)
         inputs.extend(info)
-    if traces is not None:
+    if spec.traces is not None:
         from evalkit.io import read_traces
         from evalkit.report.budget import final_scores, prepare_curves
 
-        ctx.results["traces"] = read_traces(traces)
-        entry_t: dict[str, Any] = {"kind": "traces", "rows": len(ctx.results["traces"])}
-        entry_t.update(_file_info(Path(traces)) if not isinstance(traces, pd.DataFrame) else {"path": "<DataFrame>"})
-        inputs.append(entry_t)
-        if scores is None:
+        ctx.results["traces"] = read_traces(spec.traces)
+        inputs.append(_source_info("traces", spec.traces, len(ctx.results["traces"])))
+        if spec.scores is None:
             prepare_curves(ctx)
             ctx.scores = final_scores(ctx.results["traces"], ctx.results["budget"])
-    if scores is not None:
-        ctx.scores = read_scores(scores, columns=score_columns)
-        entry: dict[str, Any] = {"kind": "scores", "rows": len(ctx.scores)}
-        entry.update(_file_info(Path(scores)) if not isinstance(scores, pd.DataFrame) else {"path": "<DataFrame>"})
-        inputs.append(entry)
+    if spec.scores is not None:
+        ctx.scores = read_scores(spec.scores, columns=spec.score_columns)
+        inputs.append(_source_info("scores", spec.scores, len(ctx.scores)))
     elif ctx.comparisons is not None and "item" in ctx.comparisons and ctx.comparisons["item"].notna().all():
         base = common_baseline(ctx.comparisons)
         if base is not None:
@@ -262,30 +275,90 @@ def write_report(
             ctx.read_reports.append(
                 "no paired tests between systems: the comparisons have no common baseline, so a system's "
                 "per-item score would depend on whom it faced; pass a per-item score table (scores=) for them")
+    return inputs
+
+
+def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Write the report's files into an existing ``folder`` and return its ``run.json`` record
+    (without the file manifest: :func:`write_report` adds that, last)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from evalkit import __version__
+
+    out = Path(folder)
+    run_params = spec.run_params()
+    ctx = ReportContext(out_dir=out, params={**run_params, **dict(spec.params or {})})
+    tick(progress, "read inputs", 0, 1)
+    inputs = _load_inputs(spec, ctx)
+    tick(progress, "read inputs", 1, 1)
+    sections = spec.sections
     if sections is None:
         from evalkit.report.budget import BUDGET_SECTIONS
 
-        sections = (*BUDGET_SECTIONS, *DEFAULT_SECTIONS) if traces is not None else DEFAULT_SECTIONS
-    builders = list(sections) + list(extra_sections)
-    built = [s for s in (b(ctx) for b in builders) if s is not None]
-    preamble = (f"Generated by evalkit {__version__} with seed {int(seed)}. Every test names its method, its unit "
-                "and how ties were handled; intervals are computed, not drawn by the plotting library.")
-    files = write_documents(out, title, built, preamble=preamble)
+        sections = (*BUDGET_SECTIONS, *DEFAULT_SECTIONS) if spec.traces is not None else DEFAULT_SECTIONS
+    builders = list(sections) + list(spec.extra_sections)
+    built = [s for s in (b(ctx) for b in track(builders, progress, "report sections")) if s is not None]
+    preamble = (f"Generated by evalkit {__version__} with seed {int(spec.seed)}. Every test names its method, its "
+                "unit and how ties were handled; intervals are computed, not drawn by the plotting library.")
+    if ctx.missing_glyphs:
+        built.append(Section("Characters missing from the figures", (Text(
+            "No installed font could draw these characters of the data, so the figures show them as boxes "
+            f"(install a font with wider coverage, e.g. Debian's fonts-noto-cjk): "
+            + ", ".join(f"{plain(ch)} (U+{ord(ch):04X})" for ch in ctx.missing_glyphs) + "."),)))
+    files = write_documents(out, spec.title, built, preamble=preamble, raw_csv=spec.raw_csv)
     figures = [f.path for s in built for f in s.figures]
-    extra = {k: v for k, v in dict(params or {}).items() if _jsonable(v)}
-    run = {
+    extra = {k: v for k, v in dict(spec.params or {}).items() if _jsonable(v)}
+    return {
         "evalkit_version": __version__,
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "libraries": _versions(),
-        "seed": int(seed),
+        "seed": int(spec.seed),
         "parameters": {**run_params, **extra},
         "inputs": inputs,
         "sections": [s.title for s in built],
         "outputs": [p.name for p in files] + figures,
     }
-    (out / "run.json").write_text(json.dumps(run, indent=2, default=str) + "\n", encoding="utf-8")
-    return out
+
+
+def write_report(
+    spec: ReportSpec | str | Path, out: str | Path | None = None, *, force: bool = False,
+    progress: ProgressFn | None = None, **options: Any,
+) -> Path:
+    """Write a self-contained report folder, atomically, and return its path.
+
+    Parameters
+    ----------
+    spec : ReportSpec
+        What to report (inputs, tests, sections).
+    out : path
+        Folder to create. It is built in a temporary sibling and renamed into place, with
+        ``run.json`` (inputs with checksums, parameters, seed, versions, and every file with
+        its SHA-256) written last; :func:`evalkit._output.verify_dir` checks it.
+    force : bool
+        Replace an existing non-empty ``out`` whole (default: refuse it).
+    progress : callable, optional
+        ``progress(stage, done, total)``.
+    **options
+        The older form ``write_report(out, comparisons=..., seed=..., ...)`` is still accepted:
+        ``options`` are :class:`ReportSpec`'s fields.
+
+    Returns
+    -------
+    Path
+        ``out``, containing ``report.md``, ``report.html``, ``run.json``, ``figures/``
+        and ``tables/``.
+    """
+    if not isinstance(spec, ReportSpec):
+        if out is not None:
+            raise TypeError("write_report(spec, out): spec must be a ReportSpec; or call write_report(out, **options).")
+        spec, out = ReportSpec(**options), spec
+    elif options or out is None:
+        raise TypeError("write_report(spec, out, *, force=False, progress=None) takes no other options.")
+    with atomic_output_dir(out, force=force, raw_csv=spec.raw_csv) as folder:
+        folder.record.update(build_report(spec, folder.path, progress=progress))
+    return Path(out)
 
 
 def _jsonable(v: Any) -> bool:

@@ -1,0 +1,130 @@
+"""One place for making data-derived text harmless in every output evalkit writes.
+
+A model or task name comes from the user's data and may contain anything: HTML, a
+``javascript:`` URL, Markdown, a newline, a right-to-left override, a spreadsheet formula.
+Every renderer (Markdown, HTML, PNG labels, CSV, the terminal) goes through these functions:
+
+- :func:`label` shows control, line-separator and bidirectional-formatting characters as
+  visible escapes (``\\n``, ``\\u202e``), so a name can neither break a line nor reverse text;
+- :func:`markdown_text` / :func:`html_text` escape a label for Markdown / HTML;
+- :func:`plot_text` escapes a label for matplotlib (no mathtext from ``$``);
+- :func:`neutralize_cell` / :func:`neutralize_frame` apply OWASP's rule against CSV formula
+  injection (prefix ``'`` to a text cell starting with ``= + - @``, tab or carriage return);
+- :func:`markdown_table` renders a frame as a GitHub table with every cell escaped.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "html_text", "plot_text",
+    "neutralize_cell", "neutralize_frame", "markdown_table", "safe_url",
+]
+
+#: Bidirectional formatting characters (Unicode TR 9): embeddings, overrides, isolates, marks.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: First characters that make a spreadsheet evaluate a cell (OWASP, "CSV Injection").
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# backslash-escaped everywhere in Markdown text: inline syntax, raw HTML, table cells, entities
+_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&])")
+# escaped only at the start of a label, where they would begin a block (heading, list, quote)
+_MD_BLOCK_START = re.compile(r"^([#+\-=>!])|^(\d+)([.)])")
+
+
+def _visible(ch: str) -> str:
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def label(value: object) -> str:
+    """``str(value)`` with control (Cc), line/paragraph-separator and bidi characters escaped.
+
+    >>> label("a\\nb\\u202ec")
+    'a\\\\nb\\\\u202ec'
+    """
+    s = str(value)
+    if s.isprintable() and not BIDI_CONTROLS.intersection(s):
+        return s
+    return "".join(_visible(ch) if ch in BIDI_CONTROLS or unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
+                   for ch in s)
+
+
+def markdown_text(value: object) -> str:
+    """A label as literal Markdown text: no emphasis, link, HTML, table cell or block it could start."""
+    s = _MD_INLINE.sub(r"\\\1", label(value))
+    return _MD_BLOCK_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", s)
+
+
+def html_text(value: object) -> str:
+    """A label as HTML text (also safe inside a quoted attribute)."""
+    return html.escape(label(value), quote=True)
+
+
+def plot_text(value: object) -> str:
+    """A label for matplotlib: escaped like :func:`label`, and ``$`` never starts mathtext."""
+    return label(value).replace("$", r"\$")
+
+
+_SAFE_URL = re.compile(r"^(https?://|mailto:|#|\.{0,2}/|[A-Za-z0-9_.-]+(/|$|#))")
+
+
+def safe_url(url: str) -> str | None:
+    """``url`` when it is relative, a fragment, http(s) or mailto; None for anything else
+    (``javascript:``, ``data:``, ``vbscript:`` ...)."""
+    url = url.strip()
+    if ":" in url.split("/", 1)[0] and not url.lower().startswith(("http://", "https://", "mailto:")):
+        return None
+    return url if _SAFE_URL.match(url) else None
+
+
+def neutralize_cell(value: object) -> object:
+    """OWASP's rule: a text cell starting with ``= + - @``, tab or CR gets a leading ``'``."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells and column names are neutralised (numbers untouched)."""
+    out = frame.copy()
+    for c in out.columns:
+        if out[c].dtype == object or isinstance(out[c].dtype, pd.StringDtype | pd.CategoricalDtype):
+            out[c] = out[c].astype(object).map(neutralize_cell)
+    out.columns = [neutralize_cell(str(c)) if isinstance(c, str) else c for c in out.columns]
+    return out
+
+
+def _plain_cell(value: object, floatfmt: str) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if isinstance(value, (float, np.floating)):
+        return format(float(value), floatfmt)
+    return str(value)
+
+
+def markdown_table(
+    frame: pd.DataFrame, *, floatfmt: str = ".6g", cell: Callable[[object, str], str] | None = None
+) -> str:
+    """A GitHub-flavoured Markdown table; every header and cell escaped by :func:`markdown_text`.
+
+    ``cell(value, column)`` formats a value as plain text before escaping (default: floats with
+    ``floatfmt``, missing values empty). Numeric columns are right-aligned, others left-aligned.
+    """
+    fmt = cell or (lambda v, _c: _plain_cell(v, floatfmt))
+    cols = list(frame.columns)
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]
+    head = "| " + " | ".join(markdown_text(c) for c in cols) + " |"
+    rule = "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"
+    body = ["| " + " | ".join(markdown_text(fmt(v, c)) for v, c in zip(rec, cols, strict=True)) + " |"
+            for rec in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body]) + "\n"

@@ -1,0 +1,79 @@
+"""Fonts for labels from user data: fall back to an installed CJK font, report missing glyphs.
+
+matplotlib (>= 3.6) draws each character with the first font of ``font.sans-serif`` that has
+it. :func:`plot_fonts` puts DejaVu Sans first and, after it, whichever CJK font is installed
+(Noto Sans CJK from Debian's ``fonts-noto-cjk``, WenQuanYi from ``fonts-wqy-*``, ...), so CJK
+names are drawn rather than shown as boxes. :func:`missing_glyphs` turns matplotlib's
+"Glyph ... missing" warnings into the characters no installed font could draw, for the report
+to say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["CJK_FONTS", "fallback_fonts", "plot_fonts", "apply_fonts", "save_png", "missing_glyphs"]
+
+#: Candidate fallback families, in order of preference.
+CJK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR", "Source Han Sans",
+             "WenQuanYi Zen Hei", "WenQuanYi Micro Hei", "Droid Sans Fallback", "AR PL UMing CN")
+_GLYPH = re.compile(r"Glyph (\d+) .*missing from (current )?font")
+
+
+@lru_cache(maxsize=1)
+def fallback_fonts() -> tuple[str, ...]:
+    """The installed families of :data:`CJK_FONTS` (empty when none is installed)."""
+    from matplotlib import font_manager
+
+    have = {f.name for f in font_manager.fontManager.ttflist}
+    return tuple(name for name in CJK_FONTS if name in have)
+
+
+@contextlib.contextmanager
+def plot_fonts() -> Iterator[None]:
+    """An ``rc_context`` whose font family list is DejaVu Sans followed by the installed CJK fonts."""
+    import matplotlib
+
+    families = ["DejaVu Sans", *fallback_fonts()]
+    with matplotlib.rc_context({"font.family": families}):
+        yield
+
+
+def apply_fonts(fig: Any) -> None:
+    """Give every text of ``fig`` (already drawn or not) the fallback family list."""
+    from matplotlib.text import Text
+
+    families = ["DejaVu Sans", *fallback_fonts()]
+    for t in fig.findobj(Text):
+        t.set_fontfamily(families)
+
+
+def save_png(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> list[str]:
+    """``fig.savefig(path)`` with the fallback fonts; returns the characters no font could draw
+    (their warnings are swallowed, every other warning passes on)."""
+    apply_fonts(fig)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.savefig(path, **kwargs)
+    for w in caught:
+        if not _GLYPH.search(str(w.message)):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return missing_glyphs(caught)
+
+
+def missing_glyphs(caught: list[warnings.WarningMessage]) -> list[str]:
+    """Characters named by matplotlib's "Glyph N missing from font(s)" warnings, in order, once each."""
+    out: list[str] = []
+    for w in caught:
+        m = _GLYPH.search(str(w.message))
+        if m:
+            ch = chr(int(m.group(1)))
+            if ch not in out:
+                out.append(ch)
+    return out
