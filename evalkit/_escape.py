@@ -34,7 +34,8 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u206
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 # backslash-escaped everywhere in Markdown text: inline syntax, raw HTML, table cells, entities
-_MD_INLINE = re.compile(r"([\\`*_\[\]<>|~&])")
+# (``_`` only at a word boundary: ``win_rate`` stays readable, ``_x_`` is no emphasis)
+_MD_INLINE = re.compile(r"([\\`*\[\]<>|~&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 # escaped only at the start of a label, where they would begin a block (heading, list, quote)
 _MD_BLOCK_START = re.compile(r"^([#+\-=>!])|^(\d+)([.)])")
 
@@ -113,9 +114,11 @@ def _plain_cell(value: object, floatfmt: str) -> str:
 
 
 def markdown_table(
-    frame: pd.DataFrame, *, floatfmt: str = ".6g", cell: Callable[[object, str], str] | None = None
+    frame: pd.DataFrame, *, floatfmt: str = ".6g", cell: Callable[[object, str], str] | None = None,
+    text: Callable[[object], str] = markdown_text,
 ) -> str:
-    """A GitHub-flavoured Markdown table; every header and cell escaped by :func:`markdown_text`.
+    """A GitHub-flavoured Markdown table; every header and cell escaped by ``text`` (default
+    :func:`markdown_text`).
 
     ``cell(value, column)`` formats a value as plain text before escaping (default: floats with
     ``floatfmt``, missing values empty). Numeric columns are right-aligned, others left-aligned.
@@ -123,8 +126,8 @@ def markdown_table(
     fmt = cell or (lambda v, _c: _plain_cell(v, floatfmt))
     cols = list(frame.columns)
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]
-    head = "| " + " | ".join(markdown_text(c) for c in cols) + " |"
+    head = "| " + " | ".join(text(c) for c in cols) + " |"
     rule = "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"
-    body = ["| " + " | ".join(markdown_text(fmt(v, c)) for v, c in zip(rec, cols, strict=True)) + " |"
+    body = ["| " + " | ".join(text(fmt(v, c)) for v, c in zip(rec, cols, strict=True)) + " |"
             for rec in frame.itertuples(index=False)]
     return "\n".join([head, rule, *body]) + "\n"

@@ -50,9 +50,9 @@ def test_cli_curve_prints_table_inflection_and_saves_png(tmp_path, capsys):
 
 def test_cli_curve_joint_mode_and_error_exit(tmp_path, capsys):
     path = _table(tmp_path)
-    assert main(["curve", str(path), "--mode", "joint", "--bootstrap", "0", "--out", str(tmp_path)]) == 0
+    assert main(["curve", str(path), "--mode", "joint", "--bootstrap", "0", "--out", str(tmp_path / "o")]) == 0
     assert "joint-Elo per budget" in capsys.readouterr().out
-    assert main(["curve", str(tmp_path / "missing.csv"), "--out", str(tmp_path)]) == 2
+    assert main(["curve", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o2")]) == 2
     assert "No such file" in capsys.readouterr().err
 
 
@@ -83,4 +83,4 @@ def test_cli_rejects_bad_options(tmp_path, bad):
         with pytest.raises(SystemExit):
             main(["curve", str(path), *bad])
     else:
-        assert main(["curve", str(path), *bad, "--bootstrap", "0", "--out", str(tmp_path)]) == 2
+        assert main(["curve", str(path), *bad, "--bootstrap", "0", "--out", str(tmp_path / "o3")]) == 2

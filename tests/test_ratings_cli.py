@@ -20,6 +20,7 @@ DATA = Path(__file__).parent / "data" / "evalica"
 
 
 def test_rate_writes_tables_and_plots(tmp_path, capsys):
+    tmp_path = tmp_path / "out"  # --out is a new folder (an existing non-empty one needs --force)
     code = main(["rate", str(DATA / "food.csv"), "--out", str(tmp_path)])
     assert code == 0
     printed = capsys.readouterr()

@@ -2,18 +2,31 @@
 
 Each sub-command lives in its own module of this package and exposes
 ``register(subparsers) -> None``, which adds its parser and sets ``func`` (a callable
-taking the parsed ``argparse.Namespace`` and returning an exit code).
+taking the parsed ``argparse.Namespace`` and returning an exit code). Shared flags, output,
+progress and input handling are in :mod:`evalkit.cli._common`.
+
+Exit codes: 0 success; 1 a check failed (``evalkit verify``); 2 bad input or usage (one line
+on stderr, naming the file, the line and the flag that fixes it); 130 interrupted by Ctrl-C
+(143 by SIGTERM); 3 an internal error (a bug: the traceback is printed).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
+import signal
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["main", "build_parser"]
+from evalkit.cli._common import UI, Inputs
+
+__all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED_CHECK", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED"]
+
+EXIT_OK, EXIT_FAILED_CHECK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 # Sub-command modules, in the order ``evalkit --help`` lists them.
 _COMMANDS: tuple[str, ...] = (
@@ -23,7 +36,22 @@ _COMMANDS: tuple[str, ...] = (
     "simulate",
     "curve",
     "report",
+    "verify",
 )
+# library keyword -> CLI flag, where the names differ (others: --keyword with - for _)
+_FLAG_OF = {"columns": "--score-col", "budget": "--budget-unit", "n_boot": "--n-boot", "confidence_level":
+            "--confidence", "score_columns": "--score-col", "rng": "--seed", "force": "--force"}
+
+
+class _Terminated(BaseException):
+    """SIGTERM, turned into an exception so that temporary output is cleaned up."""
+
+
+def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        return [parser]
+    return [leaf for a in subs for p in a.choices.values() for leaf in _leaf_parsers(p)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,12 +61,44 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="evalkit",
         description="Statistical evaluation of AI agents: ratings, significance, Elo per budget, simulation.",
+        epilog="Exit codes: 0 ok, 1 a check failed (verify), 2 bad input, 130 interrupted (Ctrl-C).",
     )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMANDS:
         importlib.import_module(f"evalkit.cli.{name}").register(sub)
+    for leaf in _leaf_parsers(parser):
+        leaf.set_defaults(_options=frozenset(s for a in leaf._actions for s in a.option_strings))
     return parser
+
+
+def cli_remedies(message: str, options: frozenset[str]) -> str:
+    """Name the CLI flag where a library message suggests a Python keyword (``l2=0.01``)."""
+    def swap(m: re.Match[str]) -> str:
+        key, value = m.group(1), m.group(2)
+        flag = _FLAG_OF.get(key, "--" + key.replace("_", "-"))
+        if flag not in options:
+            return m.group(0)
+        shown = value.strip("'\"<>") if value else "..."
+        return f"{flag} {shown} ({m.group(0)} in Python)"
+
+    return re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=([^\s,;)]*)", swap, message)
+
+
+def _decode_error(exc: UnicodeDecodeError, inputs: Inputs) -> str:
+    data = exc.object if isinstance(exc.object, bytes) else b""
+    line = data[:exc.start].count(b"\n") + 1
+    files = sorted(set(inputs.names.values()))
+    where = files[0] if len(files) == 1 else "an input file"
+    utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[1:200:2].count(0) > 50
+    hint = "--encoding utf-16" if utf16 else "--encoding latin-1 (or cp1252, the Windows default)"
+    return (f"{where} is not valid {exc.encoding.upper()}: byte {data[exc.start]:#04x} at line {line} "
+            f"cannot be decoded. Save it as UTF-8, or pass {hint}." if data else
+            f"{where} could not be decoded ({exc}). Pass --encoding NAME (e.g. latin-1, utf-16).")
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,23 +107,60 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_BAD_INPUT
+    name = " ".join(x for x in (args.command, getattr(args, "action", None)) if x)
+    ui = UI(name, quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False),
+            json_out=getattr(args, "json", False))
+    args.ui = ui
+    inputs = None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        args.inputs = inputs = Inputs(getattr(args, "encoding", None))
+        with warnings.catch_warnings():
             warnings.simplefilter("default")
-            try:
-                return int(args.func(args) or 0)
-            finally:  # library warnings as one plain line each, not Python's source-line dump
-                for w in caught:
-                    if not issubclass(w.category, (DeprecationWarning, PendingDeprecationWarning)):
-                        print(f"evalkit {args.command}: warning: {w.message}", file=sys.stderr)
+            warnings.showwarning = ui.show_warning  # each warning as one line, when it happens
+            return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        ui.close_bar()
+        print(f"\nevalkit {name}: interrupted; no output folder was changed.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except _Terminated:
+        ui.close_bar()
+        print(f"evalkit {name}: terminated; no output folder was changed.", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    except UnicodeDecodeError as exc:
+        ui.close_bar()
+        print(f"evalkit {name}: error: {_decode_error(exc, inputs or Inputs())}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except ValueError as exc:  # validation errors: one clear line, no traceback
-        print(f"evalkit {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # missing input, unwritable or existing output: also one line
-        name = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
-        print(f"evalkit {args.command}: error: {exc.strerror or exc}{name}", file=sys.stderr)
-        return 2
+        ui.close_bar()
+        msg = cli_remedies(str(exc), getattr(args, "_options", frozenset()))
+        print(f"evalkit {name}: error: {inputs.display(msg) if inputs else msg}", file=sys.stderr)
+        if ui.verbose:
+            traceback.print_exc()
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # missing input, unwritable output: also one line
+        ui.close_bar()
+        where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
+        print(f"evalkit {name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception:  # a bug: say so, with the traceback
+        ui.close_bar()
+        traceback.print_exc()
+        print(f"evalkit {name}: internal error (a bug in evalkit; please report it with the traceback above).",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        if inputs is not None:
+            inputs.close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 if __name__ == "__main__":  # pragma: no cover

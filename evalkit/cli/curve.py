@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import warnings
 from pathlib import Path
+
+from evalkit.cli._common import add_common, call
 
 __all__ = ["register", "run"]
 
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(last budget whose local slope exceeds 400 Elo per decade), and save a PNG."
         ),
     )
-    p.add_argument("path", nargs="+", help="session table, or agent log file(s) with --logs")
+    p.add_argument("path", nargs="+", help="session table (- reads stdin), or agent log file(s) with --logs")
     p.add_argument("--mode", choices=["self", "joint"], default="self", help="self-Elo (default) or joint Elo")
     p.add_argument("--grid", type=float, default=1.5, help="ratio between budget checkpoints (default 1.5)")
     p.add_argument("--start", type=float, default=None, help="first checkpoint (default: smallest budget)")
@@ -42,61 +42,70 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--logs", action="store_true", help="PATH are agent logs (.eval/.traj imply it)")
     p.add_argument("--budget-unit", choices=["tokens", "tokens_total", "cost", "time"], default="tokens",
                    help="budget unit when reading agent logs (default tokens = input + output)")
-    p.add_argument("--out", default=".", help="directory for curve.csv, inflection.csv and curve.png (default .)")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write curve.csv, inflection.csv, curve.png and run.json into the new folder DIR")
+    add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit curve``."""
     os.environ.setdefault("MPLBACKEND", "Agg")
-    import matplotlib.pyplot as plt
-
-    from evalkit.budget import elo_curves, inflection_point
-    from evalkit.io import read_agent_logs, read_traces
-    from evalkit.io.write import to_markdown
-    from evalkit.plots.budget import plot_elo_curves
-
-    paths = [Path(p) for p in args.path]
-    if args.logs or any(p.suffix.lower() in _LOG_SUFFIXES for p in paths):
-        traces = read_agent_logs(paths, budget=args.budget_unit)
-    elif len(paths) == 1:
-        traces = read_traces(paths[0])
-    else:
-        raise ValueError("Pass one session table, or several agent logs with --logs.")
-    print(
-        f"read {len(traces)} submissions: {traces['system'].nunique()} systems, "
-        f"{traces['task'].nunique()} tasks, "
-        f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions",
-        file=sys.stderr,
-    )
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        res = elo_curves(
-            traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
-            bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
-            higher_is_better=not args.lower_is_better,
-        )
-    for w in caught:
-        print(f"warning: {w.message}", file=sys.stderr)
-    infl = [inflection_point(res, system=s, window=args.window, align=args.align) for s in res.systems]
-    table = res.curve[["system", "budget", "elo", "ci_low", "ci_high", "n_games", "tie_share"]]
-    print(f"\n{res.mode}-Elo per budget (anchor: first checkpoint = 1000; "
-          f"{int(res.confidence_level * 100)}% session-bootstrap bands, {args.bootstrap} replicates)\n")
-    print(to_markdown(table, floatfmt=".4g"))
     import pandas as pd
 
+    from evalkit._output import check_out_path
+    from evalkit.budget import elo_curves, inflection_point
+    from evalkit.io import read_agent_logs, read_traces
+
+    ui, inputs = args.ui, args.inputs
+    if args.out:
+        check_out_path(args.out, force=args.force)
+    if args.logs or any(Path(p).suffix.lower() in _LOG_SUFFIXES for p in args.path):
+        traces = read_agent_logs([Path(p) for p in args.path], budget=args.budget_unit)
+    elif len(args.path) == 1:
+        traces = read_traces(inputs.path(args.path[0], reader=read_traces), **inputs.kwargs(read_traces))
+    else:
+        raise ValueError("Pass one session table, or several agent logs with --logs.")
+    ui.info(f"read {len(traces)} submissions: {traces['system'].nunique()} systems, "
+            f"{traces['task'].nunique()} tasks, "
+            f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions")
+    res = call(ui, f"bootstrap ({args.bootstrap} replicates)", elo_curves,
+               traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
+               bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
+               higher_is_better=not args.lower_is_better)
+    infl = [inflection_point(res, system=s, window=args.window, align=args.align) for s in res.systems]
+    table = res.curve[["system", "budget", "elo", "ci_low", "ci_high", "n_games", "tie_share"]]
     points = pd.DataFrame([
         {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status}
         for i in infl
     ])
-    print("scaling inflection point (last budget with local slope > 400 Elo/decade)\n")
-    print(to_markdown(points, floatfmt=".4g"))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    res.curve.to_csv(out / "curve.csv", index=False)
-    points.to_csv(out / "inflection.csv", index=False)
-    ax = plot_elo_curves(res, inflection=infl)
-    ax.figure.savefig(out / "curve.png", dpi=120, bbox_inches="tight")
-    plt.close(ax.figure)
-    print(f"wrote {out / 'curve.csv'}, {out / 'inflection.csv'}, {out / 'curve.png'}", file=sys.stderr)
+    ui.result({
+        f"{res.mode}-Elo per budget (anchor: first checkpoint = 1000; {int(res.confidence_level * 100)}% "
+        f"session-bootstrap bands, {args.bootstrap} replicates)": table,
+        "scaling inflection point (last budget with local slope > 400 Elo/decade)": points,
+    } if not ui.json else {"curve": table, "inflection": points})
+    if args.out:
+        _write(args, res, points, infl)
     return 0
+
+
+def _write(args: argparse.Namespace, res, points, infl) -> None:
+    import matplotlib.pyplot as plt
+
+    from evalkit._output import atomic_output_dir
+    from evalkit.plots._fonts import save_png
+    from evalkit.plots.budget import plot_elo_curves
+
+    params = {k: v for k, v in vars(args).items() if k in (
+        "mode", "grid", "start", "stop", "bootstrap", "seed", "missing", "prior", "window", "align",
+        "lower_is_better", "budget_unit")}
+    record = {"command": "curve", "inputs": list(args.path), "parameters": params}
+    with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
+        out.write_csv(res.curve, "curve.csv")
+        out.write_csv(points, "inflection.csv")
+        ax = plot_elo_curves(res, inflection=infl)
+        missing = save_png(ax.figure, out.path / "curve.png", dpi=120, bbox_inches="tight")
+        plt.close(ax.figure)
+        if missing:
+            out.record["missing_glyphs"] = missing
+    args.ui.info(f"wrote {args.out}/: curve.csv, inflection.csv, curve.png, run.json")

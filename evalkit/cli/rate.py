@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
+from evalkit.cli._common import add_common, call
 from evalkit.io import FORMATS, read_comparisons
-from evalkit.io.write import to_markdown, write_table
 
 __all__ = ["register", "run"]
 
@@ -25,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "(Elo with whiskers) and win_rates.png (pairwise win-rate heatmap)."
         ),
     )
-    p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs")
+    p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs; - reads stdin")
     p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
                    help="input format (default: detected from the columns)")
     p.add_argument("--ties", choices=["half", "drop", "davidson"], default="half",
@@ -44,30 +42,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "cluster-robust sandwich, or with --bootstrap resample whole clusters")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--out", default=None, metavar="DIR", help="write CSV, Markdown and PNG plots into DIR")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="write CSV, Markdown and PNG plots into the new folder DIR (with a run.json manifest)")
+    add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
-    from evalkit.ratings import aggregate, leaderboard, win_rate_matrix
+    from evalkit.ratings import leaderboard
     from evalkit.ratings.elo import parse_anchor
 
-    source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = read_comparisons(source, format=args.format)
-    print(report.to_text(), file=sys.stderr)
+    from evalkit._output import check_out_path
+
+    ui, inputs = args.ui, args.inputs
+    if args.out:
+        check_out_path(args.out, force=args.force)
+    paths = [inputs.path(p, reader=read_comparisons) for p in args.path]
+    frame, report = read_comparisons(paths[0] if len(paths) == 1 else paths, format=args.format,
+                                     **inputs.kwargs(read_comparisons))
+    ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
     n_boot = args.bootstrap
     if n_boot < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
-    table = leaderboard(
-        frame, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
-        interval="bootstrap" if n_boot else args.interval, level=args.level,
-        n_boot=max(n_boot, 1), cluster=args.cluster, rng=args.seed,
-    )
+    stage = f"bootstrap ({n_boot} replicates)" if n_boot else "fit"
+    table = call(ui, stage, leaderboard,
+                 frame, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+                 interval="bootstrap" if n_boot else args.interval, level=args.level,
+                 n_boot=max(n_boot, 1), cluster=args.cluster, rng=args.seed)
     attrs = table.attrs
-    print(f"\nBradley-Terry Elo leaderboard (ties: {attrs['ties']}; intervals: {attrs['interval']})\n")
-    print(to_markdown(table, floatfmt=".4g"))
+    ui.result(table, title=f"Bradley-Terry Elo leaderboard (ties: {attrs['ties']}; intervals: {attrs['interval']})")
     notes = [f"fit: {attrs['n_iter']} Newton iterations, gradient norm {attrs['grad_norm']:.1e}, "
              f"{'converged' if attrs['converged'] else 'NOT CONVERGED'}"]
     if attrs.get("tie_param") is not None:
@@ -76,27 +81,40 @@ def run(args: argparse.Namespace) -> int:
         notes.append(f"{attrs['n_degenerate']} of {attrs['n_boot']} bootstrap replicates had no finite ratings "
                      "(a model never lost or never won in them) and were left out of the intervals")
     for note in notes:
-        print(note)
+        print(note) if not ui.json else ui.info(note)
     if args.out:
-        import matplotlib
+        _write(args, frame, table, inputs)
+    return 0
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
+def _write(args: argparse.Namespace, frame, table, inputs) -> None:
+    import matplotlib
 
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        written = [write_table(table, out / "leaderboard.csv"), write_table(table, out / "leaderboard.md")]
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from evalkit._escape import markdown_table
+    from evalkit._output import atomic_output_dir
+    from evalkit.plots._fonts import save_png
+    from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
+    from evalkit.ratings import aggregate, win_rate_matrix
+
+    record = {"command": "rate", "inputs": [inputs.names.get(p, p) for p in inputs.names] or args.path,
+              "parameters": {k: v for k, v in vars(args).items() if k in (
+                  "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "seed", "level")}}
+    with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
+        out.write_csv(table, "leaderboard.csv")
+        (out.path / "leaderboard.md").write_text(markdown_table(table, floatfmt=".4g"), encoding="utf-8")
         ax = plot_leaderboard(table)
         ax.figure.tight_layout()
-        ax.figure.savefig(out / "leaderboard.png", dpi=150)
+        missing = save_png(ax.figure, out.path / "leaderboard.png", dpi=150)
         plt.close(ax.figure)
-        matrix = win_rate_matrix(aggregate(frame))
-        ax = plot_win_rate_heatmap(matrix, order=list(table["model"]))
+        ax = plot_win_rate_heatmap(win_rate_matrix(aggregate(frame)), order=list(table["model"]))
         ax.figure.tight_layout()
-        ax.figure.savefig(out / "win_rates.png", dpi=150)
+        missing += save_png(ax.figure, out.path / "win_rates.png", dpi=150)
         plt.close(ax.figure)
-        written += [out / "leaderboard.png", out / "win_rates.png"]
-        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
-    return 0
+        if missing:
+            out.record["missing_glyphs"] = sorted(set(missing))
+            args.ui.warn("no installed font has the characters " + " ".join(f"U+{ord(c):04X}" for c in set(missing))
+                         + "; the plots show them as boxes (install fonts-noto-cjk)")
+    args.ui.info(f"wrote {args.out}/: leaderboard.csv, leaderboard.md, leaderboard.png, win_rates.png, run.json")

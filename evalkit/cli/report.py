@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from evalkit.cli._common import add_common
 from evalkit.io import FORMATS
 from evalkit.stats import PAIRED_TESTS, TIE_POLICIES
 from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
@@ -24,9 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "task-level comparison; scores with 'item' get paired tests between systems."
         ),
     )
-    p.add_argument("comparisons", nargs="*", help="judgment log file(s) or a directory (optional)")
+    p.add_argument("comparisons", nargs="*", help="judgment log file(s) or a directory (optional); - reads stdin")
     p.add_argument("--scores", default=None,
-                   help="per-item score table (CSV/JSONL/Parquet) with system, score and item or task+trial")
+                   help="per-item score table (CSV/JSONL/Parquet) with system, score and item or task+trial; "
+                        "- reads stdin")
     p.add_argument("--traces", default=None,
                    help="session table (system, task, session, budget, score): adds the Elo-per-budget sections "
                         "and, without --scores, tests each session's best score at the budget")
@@ -37,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="map a score-table column, e.g. --score-col system=model (repeatable)")
     p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
                    help="format of the judgment log (default: detected)")
-    p.add_argument("--out", default="evalkit-report", help="report folder (default: ./evalkit-report)")
+    p.add_argument("--out", default="evalkit-report",
+                   help="report folder, created whole (default: ./evalkit-report); see --force")
     p.add_argument("--title", default="evalkit report")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
     p.add_argument("--alpha", type=float, default=0.05)
@@ -52,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ties", choices=list(TIE_POLICIES), default="drop", help="tie policy of sign tests")
     p.add_argument("--n-boot", type=int, default=200,
                    help="bootstrap replicates of leaderboard intervals (0: sandwich intervals)")
+    add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
 
@@ -67,19 +70,34 @@ def _mapping(pairs: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit report``."""
-    from evalkit.report import write_report
+    from evalkit._output import check_out_path
+    from evalkit.io import read_comparisons, read_traces
+    from evalkit.report import ReportSpec, write_report
 
+    ui, inputs = args.ui, args.inputs
     if not args.comparisons and not args.scores and not args.traces:
         raise ValueError("give a judgment log (PATH), --scores TABLE and/or --traces SESSIONS.")
+    check_out_path(args.out, force=args.force)
     comparisons = None
     if args.comparisons:
-        comparisons = args.comparisons[0] if len(args.comparisons) == 1 else args.comparisons
-    out = write_report(
-        args.out, comparisons=comparisons, scores=args.scores, traces=args.traces,
+        paths = [inputs.path(p, reader=read_comparisons) for p in args.comparisons]
+        comparisons = paths[0] if len(paths) == 1 else paths
+        if inputs.kwargs(read_comparisons):  # a reader taking encoding=: read here, hand over the result
+            comparisons = read_comparisons(comparisons, format=args.format, **inputs.kwargs(read_comparisons))
+    spec = ReportSpec(
+        comparisons=comparisons, scores=inputs.path(args.scores) if args.scores else None,
+        traces=inputs.path(args.traces, reader=read_traces) if args.traces else None,
         curve_options={"grid": args.grid, "bootstrap": args.curve_bootstrap}, format=args.format,
         score_columns=_mapping(args.score_col), title=args.title, seed=args.seed, alpha=args.alpha,
         confidence_level=args.confidence, adjust=args.adjust, test=args.test, pairs=args.pairs,
         unit_pair=tuple(args.unit_pair) if args.unit_pair else None, ties=args.ties, n_boot=args.n_boot,
+        raw_csv=args.raw_csv,
     )
-    print(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})", file=sys.stderr)
+    out = write_report(spec, args.out, force=args.force, progress=ui.progress)
+    ui.close_bar()
+    if ui.json:
+        import json
+
+        ui.result({"out": str(out), "manifest": json.loads((out / "run.json").read_text(encoding="utf-8"))})
+    ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
     return 0

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from evalkit.cli._common import add_common
 from evalkit.io import FORMATS, read_comparisons
-from evalkit.io.write import to_markdown, write_table
 from evalkit.summary import alpaca_eval_summary, summarize
 
 __all__ = ["register", "run"]
@@ -23,7 +22,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "per-model summary. AlpacaEval data get AlpacaEval's leaderboard columns."
         ),
     )
-    p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs")
+    p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs; - reads stdin")
     p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
                    help="input format (default: detected from the columns)")
     p.add_argument("--baseline", default=None,
@@ -34,24 +33,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "results/<model>/<annotator>/ directory")
     p.add_argument("--judge", default=None, help="judge name for files without a judge column")
     p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
+    add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
-    source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = read_comparisons(source, format=args.format, baseline=args.baseline,
-                                     judge=args.judge, model_name_from=args.model_name_from)
-    print(report.to_text(), file=sys.stderr)
+    ui, inputs = args.ui, args.inputs
+    paths = [inputs.path(p, reader=read_comparisons) for p in args.path]
+    if args.out:
+        write_file(None, args.out, force=args.force, check_only=True)
+    frame, report = read_comparisons(paths[0] if len(paths) == 1 else paths, format=args.format,
+                                     baseline=args.baseline, judge=args.judge, model_name_from=args.model_name_from,
+                                     **inputs.kwargs(read_comparisons))
+    ui.info(inputs.display(report.to_text()))
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
         title = "AlpacaEval win rate against the baseline (percent)"
     else:
         table = summarize(frame)
         title = "per-model summary (win rate with ties as half)"
-    print(f"\n{title}\n")
-    print(to_markdown(table, floatfmt=".4f"))
+    ui.result(table, title=title, floatfmt=".4f")
     if args.out:
-        path = write_table(table, args.out)
-        print(f"wrote {path}", file=sys.stderr)
+        path = write_file(table, args.out, force=args.force, raw_csv=args.raw_csv)
+        ui.info(f"wrote {path}")
     return 0
+
+
+def write_file(table, out: str, *, force: bool, raw_csv: bool = False, check_only: bool = False):
+    """Write ``table`` to ``out`` (``.csv`` or ``.md``) atomically; refuse an existing file
+    without ``--force``. With ``check_only``, only validate ``out``."""
+    from pathlib import Path
+
+    from evalkit._escape import markdown_table
+    from evalkit._output import atomic_file, write_csv
+
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if out == "-":
+        raise ValueError("--out - is not supported: the table goes to stdout already (--json for JSON).")
+    if suffix not in (".csv", ".md", ".markdown"):
+        raise ValueError(f"--out must end in .csv or .md; got {path.name!r}.")
+    if path.exists() and not force:
+        raise ValueError(f"--out {out!r} exists; pass --force to replace it.")
+    if check_only:
+        return path
+    with atomic_file(path, force=True) as tmp:
+        if suffix == ".csv":
+            write_csv(table, tmp, raw=raw_csv)
+        else:
+            tmp.write_text(markdown_table(table), encoding="utf-8")
+    return path

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalkit._escape import plot_text
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
@@ -60,7 +62,7 @@ def plot_elo_curves(
     colors: dict[str, Any] = {}
     for name in names:
         rows = curve.iloc[result.rows(name)]
-        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=name)
+        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=plot_text(name))
         colors[name] = line.get_color()
         if bands and np.isfinite(rows["ci_low"]).any():
             ax.fill_between(rows["budget"], rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
@@ -84,7 +86,7 @@ def plot_elo_curves(
             lo = inf.ci_low if inf.ci_low > 0 else result.budgets[0]
             ax.errorbar([inf.b_inf], [y], xerr=[[inf.b_inf - lo], [max(inf.ci_high - inf.b_inf, 0.0)]],
                         fmt="D", color=colors[inf.system], ms=7, capsize=3,
-                        label=f"b_inf {inf.system} = {inf.b_inf:.3g}")
+                        label=f"b_inf {plot_text(inf.system)} = {inf.b_inf:.3g}")
     ax.set_xscale("log")
     ax.set_xlabel("budget (log scale)")
     ax.set_ylabel(f"{'self' if result.mode == 'self' else 'joint'}-Elo (first checkpoint = 1000)")
@@ -102,7 +104,7 @@ def plot_local_slopes(inflection: InflectionResult, *, ax: Axes | None = None) -
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.5))
     s = inflection.slopes
-    (line,) = ax.plot(s["budget"], s["slope"], marker="o", ms=3, label=f"{inflection.system} local slope")
+    (line,) = ax.plot(s["budget"], s["slope"], marker="o", ms=3, label=f"{plot_text(inflection.system)} local slope")
     if np.isfinite(s["ci_low"]).any():
         ax.fill_between(s["budget"], s["ci_low"], s["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
     ax.axhline(inflection.reference, ls="--", color="0.4", lw=1, label=f"{inflection.reference:g} Elo / decade")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._escape import plot_text
 from evalkit.plots.stats import plot_forest
 
 __all__ = ["plot_leaderboard", "plot_win_rate_heatmap"]
@@ -40,7 +41,10 @@ def plot_leaderboard(table: pd.DataFrame, *, ax: Any = None, xlabel: str | None 
 def plot_win_rate_heatmap(
     matrix: pd.DataFrame, *, order: list[str] | None = None, ax: Any = None, annot: bool | None = None
 ) -> Any:
-    """Heatmap of pairwise win rates (row model against column model; blank where they never met).
+    """Heatmap of pairwise win rates (row model against column model).
+
+    Pairs that never met are drawn grey and hatched, clearly apart from a 0.5 win rate (white
+    in the diverging palette), and named in the legend.
 
     Parameters
     ----------
@@ -63,10 +67,23 @@ def plot_win_rate_heatmap(
         _, ax = plt.subplots(figsize=(side + 1.0, side))
     if annot is None:
         annot = n <= 15
+    from matplotlib.patches import Patch, Rectangle
+
+    values = matrix.astype(float)
     sns.heatmap(
-        matrix.astype(float), ax=ax, vmin=0.0, vmax=1.0, center=0.5, cmap="RdBu_r", square=True,
+        values, ax=ax, vmin=0.0, vmax=1.0, center=0.5, cmap="RdBu_r", square=True,
         annot=annot, fmt=".2f", annot_kws={"fontsize": 7}, cbar_kws={"label": "win rate of row vs column (ties = 1/2)"},
+        xticklabels=[plot_text(c) for c in matrix.columns], yticklabels=[plot_text(r) for r in matrix.index],
     )
+    never = np.isnan(values.to_numpy())
+    np.fill_diagonal(never, False)
+    for i, j in zip(*np.nonzero(never), strict=True):  # seaborn leaves NaN cells transparent
+        ax.add_patch(Rectangle((j, i), 1, 1, facecolor="#b0b0b0", edgecolor="#666666", hatch="///", lw=0))
+    for i in range(min(values.shape)):
+        ax.add_patch(Rectangle((i, i), 1, 1, facecolor="#ffffff", edgecolor="#dddddd", lw=0.5))
+    if never.any():
+        ax.legend(handles=[Patch(facecolor="#b0b0b0", edgecolor="#666666", hatch="///", label="never met")],
+                  loc="upper left", bbox_to_anchor=(0.0, -0.12 if n < 8 else -0.05), fontsize=7, frameon=False)
     ax.set_xlabel("opponent")
     ax.set_ylabel("model")
     ax.tick_params(labelsize=7)

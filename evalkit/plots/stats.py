@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._escape import plot_text
+
 __all__ = ["plot_forest", "plot_trial_means", "plot_task_differences"]
 
 
@@ -42,7 +44,7 @@ def plot_forest(
         the multiplicity correction).
     """
     t = table.dropna(subset=[estimate]).reset_index(drop=True)
-    labels = (t[label].astype(str) if label else t["a"].astype(str) + " vs " + t["b"].astype(str)).to_numpy()
+    labels = [plot_text(v) for v in (t[label].astype(str) if label else t["a"].astype(str) + " vs " + t["b"].astype(str))]
     ax = _ax(ax, (6.5, max(2.0, 0.28 * len(t) + 1.0)))
     y = np.arange(len(t))[::-1]
     est = t[estimate].to_numpy(float)
@@ -78,7 +80,7 @@ def plot_trial_means(unit: Any, *, ax: Any = None) -> Any:
         ax.errorbar([k + 0.22], [m.estimate], yerr=[[m.estimate - lo], [hi - m.estimate]], fmt="s", color="#4c72b0",
                     capsize=3, zorder=3)
     ax.set_xticks([0, 1])
-    ax.set_xticklabels([unit.b, unit.a], fontsize=8)
+    ax.set_xticklabels([plot_text(unit.b), plot_text(unit.a)], fontsize=8)
     ax.set_xlim(-0.5, 1.6)
     ax.set_ylabel("trial mean (over tasks)")
     ax.set_title(f"trial as unit: Welch p = {unit.trial_level.pvalue:.3g}", fontsize=9)
@@ -97,8 +99,8 @@ def plot_task_differences(unit: Any, *, ax: Any = None) -> Any:
     ax.bar(np.arange(d.size), d.to_numpy(), color=colours)
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xticks(np.arange(d.size))
-    ax.set_xticklabels(d.index.astype(str), rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel(f"task mean: {unit.a} - {unit.b}")
+    ax.set_xticklabels([plot_text(t) for t in d.index.astype(str)], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel(f"task mean: {plot_text(unit.a)} - {plot_text(unit.b)}")
     s = unit.task_sign
     ax.set_title(f"task as unit: {s.wins} W / {s.losses} L / {s.ties} T, sign test p = {s.pvalue:.3g}", fontsize=9)
     return ax

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
 from evalkit.stats import compare_systems, compare_units
 from evalkit.stats.headtohead import head_to_head
 
@@ -32,7 +32,7 @@ def inputs_section(ctx: ReportContext) -> Section | None:
     """What was read: files, rows kept and dropped by reason, players, items."""
     items: list[str] = []
     for r in ctx.read_reports:
-        items.extend(line.strip() for line in str(r.to_text() if hasattr(r, "to_text") else r).splitlines())
+        items.extend(plain(line.strip()) for line in str(r.to_text() if hasattr(r, "to_text") else r).splitlines())
     c = ctx.comparisons
     if c is not None:
         players = pd.unique(pd.concat([c["player_a"], c["player_b"]]))
@@ -51,9 +51,10 @@ def inputs_section(ctx: ReportContext) -> Section | None:
                      + (f", {s['item'].nunique()} items" if "item" in s else "") + (f", {extra}" if extra else ""))
         base = ctx.params.get("scores_from_comparisons")
         if base:
-            items.append(f"per-item scores were derived from the comparisons: every comparison involves {base!r}, "
-                         f"so a system's score on an item is its outcome against {base!r} there (ties as half); "
-                         f"{base!r} itself is rated in the leaderboard, not in the paired tests")
+            b = plain(repr(base))
+            items.append(f"per-item scores were derived from the comparisons: every comparison involves {b}, "
+                         f"so a system's score on an item is its outcome against {b} there (ties as half); "
+                         f"{b} itself is rated in the leaderboard, not in the paired tests")
     if not items:
         return None
     return Section("Inputs", (Bullets(tuple(items)),))
@@ -102,9 +103,10 @@ def win_rate_section(ctx: ReportContext) -> Section | None:
 
     ax = plot_win_rate_heatmap(mat)
     shown = f"{len(top)} of {len(order)}" if len(order) > len(top) else f"all {len(top)}"
-    hub_txt = f" (always including {', '.join(hubs)}, who met most players)" if hubs else ""
-    fig = ctx.save_figure(ax, "win_rates", f"Head-to-head win rate of the row player (ties as half), {shown} players "
-                                           f"by rating{hub_txt}; blank where two players never met.")
+    hub_txt = f" (always including {', '.join(map(str, hubs))}, who met most players)" if hubs else ""
+    fig = ctx.save_figure(ax, "win_rates", f"Head-to-head win rate of the row player against the column player (ties "
+                                           f"as half), {shown} players by rating{hub_txt}; grey hatched cells: the two "
+                                           "players never met.")
     text = Text(f"{share_met:.0%} of the pairs shown met directly; the others are compared only through the "
                 "Bradley-Terry model (leaderboard above) or through paired tests on shared items (below).")
     return Section("Head-to-head win rates", (text, fig))
@@ -165,7 +167,7 @@ def pairwise_section(ctx: ReportContext) -> Section | None:
         f"({'pairs ordered by mean score, each with the next' if pairs == 'adjacent' else str(pairs) + ' pairs'}).")]
     if res.multiplicity is not None:
         blocks.append(Text(f"Multiplicity correction: {res.multiplicity.description}."))
-    blocks.append(Text(res.unmatched_report))
+    blocks.append(Text(plain(res.unmatched_report)))
     untested = t[t["note"].fillna("") != ""]
     if len(untested):
         blocks.append(Text(f"{len(untested)} pairs could not be tested (see the note column) and are not in the family."))
@@ -201,7 +203,7 @@ def unit_section(ctx: ReportContext) -> Section | None:
         u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("ties", "drop"))
     except ValueError as exc:  # degenerate data (all ties, zero variance): say so, keep the report
         return Section("Unit of analysis: trials or tasks?", (
-            Text(f"**{pair[0]}** vs **{pair[1]}**: not testable on these scores. {exc}"),))
+            Text(f"**{plain(pair[0])}** vs **{plain(pair[1])}**: not testable on these scores. {plain(exc)}"),))
     ctx.results["unit"] = u
     from evalkit.plots.stats import plot_task_differences, plot_trial_means
 
@@ -223,9 +225,9 @@ def unit_section(ctx: ReportContext) -> Section | None:
                  f"standardised task-level effect d_z >= {mde_task:.2f}; with {u.n_trials_a} vs {u.n_trials_b} trials "
                  f"the trial-level test detects d >= {mde_trial:.2f} (in units of the run-to-run SD).")
     return Section("Unit of analysis: trials or tasks?", (
-        Text(f"**{u.a}** vs **{u.b}**{note}, differences a - b."),
+        Text(f"**{plain(u.a)}** vs **{plain(u.b)}**{note}, differences a - b."),
         Table(table, floatfmt=".4g", csv="tables/unit_of_analysis.csv"),
-        Text(u.verdict), Text(u.explanation), power, f1, f2,
+        Text(plain(u.verdict)), Text(plain(u.explanation)), power, f1, f2,
     ))
 
 

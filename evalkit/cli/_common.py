@@ -1,0 +1,279 @@
+"""What every ``evalkit`` command shares: flags, output, progress, stdin and encodings.
+
+Conventions (README, "Scripting: exit codes, JSON, progress"):
+
+- stdout carries the result only (a table, or JSON with ``--json``); everything else
+  (what was read, warnings, progress, "wrote ...") goes to stderr;
+- ``--quiet`` silences stderr except warnings and errors; ``--verbose`` adds tracebacks;
+- a progress bar (tqdm, on stderr) appears for any step that lasts over 2 s, only when
+  stderr is a terminal and not under ``--quiet``;
+- ``-`` as an input path reads stdin (spooled to a temporary file);
+- ``--encoding`` decodes text inputs (passed to the reader as ``encoding=`` when it takes
+  one, otherwise the file is re-encoded to UTF-8 first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit._escape import label, markdown_table
+
+__all__ = ["add_common", "UI", "Inputs", "call", "to_json"]
+
+
+def add_common(p: argparse.ArgumentParser, *, table: bool = True, writes: bool = False,
+               reads: bool = False) -> None:
+    """Add the shared flags to a sub-command parser."""
+    g = p.add_argument_group("common options")
+    g.add_argument("-q", "--quiet", action="store_true", help="only the result on stdout; no progress or notes")
+    g.add_argument("-v", "--verbose", action="store_true", help="more detail on stderr (tracebacks on errors)")
+    if table:
+        g.add_argument("--json", action="store_true", help="print the result table(s) as JSON on stdout")
+    if writes:
+        g.add_argument("--force", action="store_true",
+                       help="replace an existing non-empty --out whole (default: refuse it)")
+        g.add_argument("--raw-csv", action="store_true",
+                       help="write CSV cells verbatim (default: a text cell starting with = + - @ gets a "
+                            "leading ' so spreadsheets do not run it as a formula)")
+    if reads:
+        g.add_argument("--encoding", default=None, metavar="NAME",
+                       help="text encoding of the input files, e.g. latin-1, utf-16, cp1252 (default: UTF-8)")
+
+
+def to_json(obj: Any) -> Any:
+    """Frames as lists of records (NaN as null), dicts and lists recursively; other values as is."""
+    if isinstance(obj, pd.DataFrame):
+        frame = obj.reset_index(drop=True)
+        frame.columns = [str(c) for c in frame.columns]
+        return json.loads(frame.to_json(orient="records", force_ascii=False, double_precision=15))
+    if isinstance(obj, Mapping):
+        return {str(k): to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_json(v) for v in obj]
+    return obj
+
+
+class UI:
+    """Where a command's output goes, honouring ``--quiet``, ``--verbose`` and ``--json``."""
+
+    def __init__(self, command: str, *, quiet: bool = False, verbose: bool = False, json_out: bool = False,
+                 stderr: Any = None) -> None:
+        self.command = command
+        self.quiet, self.verbose, self.json = quiet, verbose, json_out
+        self._err = stderr
+        self._bar: Any = None
+        self._stage: str | None = None
+        self.bars = not quiet and self.err.isatty() and os.environ.get("TERM") != "dumb"
+
+    @property
+    def err(self) -> Any:
+        return self._err if self._err is not None else sys.stderr
+
+    def _write(self, text: str) -> None:
+        if self._bar is not None:
+            from tqdm import tqdm
+
+            tqdm.write(text, file=self.err)
+        else:
+            print(text, file=self.err, flush=True)
+
+    def info(self, text: str) -> None:
+        """A note on stderr (silent under ``--quiet``)."""
+        if not self.quiet:
+            self._write(text)
+
+    def warn(self, text: str) -> None:
+        """A warning on stderr, printed now."""
+        self._write(f"evalkit {self.command}: warning: {text}")
+
+    def show_warning(self, message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+                     line: Any = None) -> None:
+        """``warnings.showwarning`` replacement: one plain line per warning, as it happens."""
+        if not issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+            self.warn(str(message))
+
+    def result(self, tables: pd.DataFrame | Mapping[str, Any], *, title: str = "", floatfmt: str = ".4g") -> None:
+        """The command's result on stdout: JSON with ``--json``, else Markdown table(s)."""
+        if self.json:
+            print(json.dumps(to_json(tables), ensure_ascii=False, indent=1))
+            return
+        items = tables.items() if isinstance(tables, Mapping) else [(title, tables)]
+        for name, table in items:
+            if name:
+                print(f"\n{label(name)}\n")
+            if isinstance(table, pd.DataFrame):
+                print(markdown_table(table, floatfmt=floatfmt, text=terminal_cell))
+            else:
+                print(label(table))
+
+    # ---- progress ------------------------------------------------------------------------
+
+    def progress(self, stage: str, done: int, total: int | None) -> None:
+        """A :data:`evalkit._progress.ProgressFn` drawing one tqdm bar per stage on stderr."""
+        if not self.bars:
+            return
+        from tqdm import tqdm
+
+        if stage != self._stage or self._bar is None:
+            self.close_bar()
+            fmt = None if total else "{desc}: {elapsed}"
+            self._bar = tqdm(total=total, desc=label(stage), file=self.err, delay=2.0, leave=False,
+                             mininterval=0.25, bar_format=fmt, dynamic_ncols=True)
+            self._stage = stage
+        if total:
+            self._bar.update(max(done - self._bar.n, 0))
+        else:
+            self._bar.refresh()
+
+    def close_bar(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        self._bar, self._stage = None, None
+
+    @contextlib.contextmanager
+    def step(self, stage: str) -> Iterator[None]:
+        """A bar with the elapsed time for a step that reports no progress of its own."""
+        if not self.bars:
+            yield
+            return
+        stop = threading.Event()
+
+        def beat() -> None:
+            t0 = time.monotonic()
+            while not stop.wait(0.5):
+                self.progress(stage, int(time.monotonic() - t0), None)
+
+        thread = threading.Thread(target=beat, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            self.close_bar()
+
+
+def terminal_cell(value: object) -> str:
+    """A cell for a table printed on the terminal: control and bidi characters shown escaped,
+    ``|`` escaped so that it cannot split a column."""
+    return label(value).replace("|", "\\|")
+
+
+def call(ui: UI, stage: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with ``progress=ui.progress`` when ``fn`` takes it, else inside
+    ``ui.step(stage)`` (a bar with the elapsed time)."""
+    try:
+        takes = "progress" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        takes = False
+    if takes:
+        try:
+            return fn(*args, progress=ui.progress, **kwargs)
+        finally:
+            ui.close_bar()
+    with ui.step(stage):
+        return fn(*args, **kwargs)
+
+
+def _sniff_suffix(head: bytes) -> str:
+    if head[:4] == b"PAR1":
+        return ".parquet"
+    if head[:2] == b"\x1f\x8b":
+        return ".csv.gz"
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if text[:1] == b"[":
+        return ".json"
+    if text[:1] == b"{":
+        return ".jsonl" if b"\n{" in text else ".json"
+    return ".csv"
+
+
+class Inputs:
+    """Resolves input paths: ``-`` to a spooled copy of stdin, ``--encoding`` to UTF-8 copies
+    (when the reader has no ``encoding=``). Remembers the files for error messages."""
+
+    def __init__(self, encoding: str | None = None, *, stdin: Any = None) -> None:
+        self.encoding = encoding
+        self._stdin = stdin
+        self._tmp: Path | None = None
+        self.names: dict[str, str] = {}  # resolved path -> what the user typed
+        if encoding is not None:
+            import codecs
+
+            try:
+                codecs.lookup(encoding)
+            except LookupError:
+                raise ValueError(f"--encoding {encoding!r} is not a known text encoding; use e.g. utf-8, latin-1, "
+                                 "cp1252, utf-16.") from None
+
+    def _dir(self) -> Path:
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="evalkit-input-"))
+        return self._tmp
+
+    def path(self, value: str, *, reader: Callable[..., Any] | None = None) -> str:
+        """The path to give the reader for the user's ``value``."""
+        resolved = value
+        if value == "-":
+            if "-" in self.names.values():
+                raise ValueError("stdin ('-') can be read only once; give the other inputs as files.")
+            stream = self._stdin if self._stdin is not None else sys.stdin.buffer
+            data = stream.read()
+            target = self._dir() / f"stdin{_sniff_suffix(data[:4096])}"
+            target.write_bytes(data)
+            resolved = str(target)
+        if self.encoding is not None and not _takes_encoding(reader) and Path(resolved).is_file():
+            resolved = self._reencode(Path(resolved))
+        self.names[resolved] = "<stdin>" if value == "-" else value
+        return resolved
+
+    def _reencode(self, path: Path) -> str:
+        raw = path.read_bytes()
+        if raw[:4] == b"PAR1":
+            return str(path)
+        try:
+            text = raw.decode(self.encoding or "utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw[:exc.start].count(b"\n") + 1
+            raise ValueError(f"{self.names.get(str(path), path)} cannot be decoded as {self.encoding}: byte "
+                             f"{raw[exc.start]:#04x} at line {line}. Check --encoding.") from None
+        target = self._dir() / f"utf8-{len(list(self._dir().iterdir()))}-{path.name}"
+        target.write_text(text.lstrip("\ufeff"), encoding="utf-8")
+        return str(target)
+
+    def kwargs(self, reader: Callable[..., Any]) -> dict[str, Any]:
+        """``{"encoding": ...}`` for a reader that takes it and was given ``--encoding``."""
+        return {"encoding": self.encoding} if self.encoding is not None and _takes_encoding(reader) else {}
+
+    def display(self, text: str) -> str:
+        """``text`` with the temporary paths replaced by what the user typed."""
+        for resolved, typed in self.names.items():
+            text = text.replace(resolved, typed)
+        return text
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+
+
+def _takes_encoding(reader: Callable[..., Any] | None) -> bool:
+    if reader is None:
+        return False
+    try:
+        return "encoding" in inspect.signature(reader).parameters
+    except (TypeError, ValueError):
+        return False
