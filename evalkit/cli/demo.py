@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+
+from evalkit.cli._common import add_common
 
 __all__ = ["register"]
 
@@ -22,6 +23,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=int, default=14, help="tasks (default: 14)")
     p.add_argument("--sessions", type=int, default=5, help="sessions per system and task (default: 5)")
     p.add_argument("--bootstrap", type=int, default=500, help="session-bootstrap replicates (default: 500)")
+    p.add_argument("--force", action="store_true", help="replace an existing non-empty --out whole")
+    add_common(p, table=False)
     p.set_defaults(func=_run)
 
 
@@ -29,13 +32,15 @@ def _run(args: argparse.Namespace) -> int:
     from evalkit.studies.demo import run_demo
     from evalkit.studies.fig11 import Figure11Config
 
+    ui = args.ui
     t0 = time.perf_counter()
 
-    def progress(msg: str) -> None:
-        print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+    def progress(msg: str) -> None:  # one line per step, each a few seconds apart
+        ui.info(f"[{time.perf_counter() - t0:6.1f} s] {msg}")
 
     config = Figure11Config(n_tasks=args.tasks, n_sessions=args.sessions, bootstrap=args.bootstrap)
-    out = run_demo(args.out, config=config, seed=args.seed, progress=progress)
+    with ui.step("demo"):
+        out = run_demo(args.out, config=config, seed=args.seed, progress=progress, force=args.force)
     progress(f"done: open {out / 'report.html'}")
     print(out / "report.html")
     return 0

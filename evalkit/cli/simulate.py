@@ -14,9 +14,10 @@ Sub-commands:
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
+
+from evalkit.cli._common import add_common, call
 
 __all__ = ["register", "run"]
 
@@ -37,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     r.add_argument("--no-figures", action="store_true")
     r.add_argument("--fig11-seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4],
                    help="seeds of the figure-11 (Elo per agent-time) rows; none to skip them (default 0..4)")
+    add_common(r, table=False, writes=True)
     r.set_defaults(func=run)
     c = sub.add_parser("calibrate", help="fit the parameter set to the claim table (coordinate search)")
     c.add_argument("--out", required=True, help="where to write the fitted parameter JSON")
@@ -45,6 +47,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--passes", type=int, default=2)
     c.add_argument("--start", default=None, help="starting parameter JSON (default: the bundled set)")
     c.add_argument("--workers", type=int, default=None)
+    c.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_common(c, table=False)
     c.set_defaults(func=run)
     s = sub.add_parser("run", help="simulate runs and write their tidy event trace")
     s.add_argument("--agents", type=int, default=16)
@@ -57,6 +61,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--params", default=None)
     s.add_argument("--out", required=True, help="trace file (.csv or .parquet)")
+    s.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_common(s, table=False)
     s.set_defaults(func=run)
 
 
@@ -66,31 +72,19 @@ def run(args: argparse.Namespace) -> int:
 
     params = load_params(getattr(args, "params", None) or getattr(args, "start", None))
     if args.action == "reproduce":
-        from evalkit.sim.reproduce import reproduce
-
-        t0 = time.perf_counter()
-        rep = reproduce(args.out, params=params, seeds=args.seeds, n_dags=args.dags, workers=args.workers,
-                        figures=not args.no_figures)
-        print(f"{rep.rows_held} of {len(rep.summary)} claim rows hold on >= 2/3 of seeds {args.seeds} "
-              f"({args.dags} DAGs each, {time.perf_counter() - t0:.1f} s); table: {Path(args.out) / 'claims.md'}")
-        if args.fig11_seeds:
-            from evalkit.studies import Figure11Config, write_figure11_reproduction
-
-            t0 = time.perf_counter()
-            print(f"figure 11: {len(args.fig11_seeds)} seeds ...", file=sys.stderr, flush=True)
-            f11 = write_figure11_reproduction(args.out, Figure11Config(params=params), seeds=args.fig11_seeds,
-                                              workers=args.workers, figure=not args.no_figures)
-            print(f"figure 11: {int(f11['holds'].sum())} of {len(f11)} claim rows hold on >= 2/3 of seeds "
-                  f"{args.fig11_seeds} ({time.perf_counter() - t0:.1f} s); appended to {Path(args.out) / 'claims.md'}")
-        return 0
+        return _reproduce(args, params)
     if args.action == "calibrate":
         from evalkit.sim.calibrate import calibrate
 
-        best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
-                                      workers=args.workers, log=lambda m: print(m, file=sys.stderr, flush=True))
-        save_params(best, args.out, fitted={"score": str(score), "seeds": args.seeds, "n_dags": args.dags,
-                                            "evaluations": len(hist)})
-        hist.to_csv(Path(args.out).with_suffix(".history.csv"), index=False)
+        from evalkit._output import atomic_file
+
+        history = Path(args.out).with_suffix(".history.csv")
+        with atomic_file(args.out, force=args.force) as tmp, atomic_file(history, force=args.force) as tmp_h:
+            best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
+                                          workers=args.workers, log=args.ui.info)
+            save_params(best, tmp, fitted={"score": str(score), "seeds": args.seeds, "n_dags": args.dags,
+                                           "evaluations": len(hist)})
+            hist.to_csv(tmp_h, index=False)
         print(f"best: {score}; written to {args.out}")
         return 0
     # run
@@ -112,7 +106,40 @@ def run(args: argparse.Namespace) -> int:
         for i, (d, ss) in enumerate(zip(dags, seeds, strict=True))
     ]
     trace = pd.concat(frames, ignore_index=True)
+    from evalkit._output import atomic_file
+
     out = Path(args.out)
-    trace.to_parquet(out) if out.suffix == ".parquet" else trace.to_csv(out, index=False)
+    with atomic_file(out, force=args.force) as tmp:
+        trace.to_parquet(tmp) if out.suffix == ".parquet" else trace.to_csv(tmp, index=False)
     print(f"{len(dags)} runs, {len(trace)} step events written to {out}")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace, params) -> int:
+    """``simulate reproduce``: figures 2-10 (and 11) into a new folder, built atomically."""
+    from evalkit._output import atomic_output_dir, check_out_path
+    from evalkit.sim.reproduce import reproduce
+
+    ui = args.ui
+    check_out_path(args.out, force=args.force)
+    record = {"command": "simulate reproduce", "parameters": {
+        "seeds": args.seeds, "dags": args.dags, "fig11_seeds": args.fig11_seeds, "params": args.params}}
+    with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as folder:
+        t0 = time.perf_counter()
+        rep = call(ui, f"figures 2-10 ({len(args.seeds)} seeds x {args.dags} DAGs)", reproduce, folder.path,
+                   params=params, seeds=args.seeds, n_dags=args.dags, workers=args.workers,
+                   figures=not args.no_figures)
+        ui.info(f"{rep.rows_held} of {len(rep.summary)} claim rows hold on >= 2/3 of seeds {args.seeds} "
+                f"({args.dags} DAGs each, {time.perf_counter() - t0:.1f} s)")
+        if args.fig11_seeds:
+            from evalkit.studies import Figure11Config, write_figure11_reproduction
+
+            t0 = time.perf_counter()
+            f11 = call(ui, f"figure 11 ({len(args.fig11_seeds)} seeds)", write_figure11_reproduction, folder.path,
+                       Figure11Config(params=params), seeds=args.fig11_seeds, workers=args.workers,
+                       figure=not args.no_figures)
+            ui.info(f"figure 11: {int(f11['holds'].sum())} of {len(f11)} claim rows hold on >= 2/3 of seeds "
+                    f"{args.fig11_seeds} ({time.perf_counter() - t0:.1f} s)")
+    print(f"{rep.rows_held} of {len(rep.summary)} claim rows (figures 2-10) hold; table: "
+          f"{Path(args.out) / 'claims.md'}")
     return 0

@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit.budget import allocate_sessions, split_table
-from evalkit.report import Bullets, ReportContext, Section, Table, Text, write_report
+from evalkit._output import atomic_output_dir, check_out_path
+from evalkit.report import Bullets, ReportContext, ReportSpec, Section, Table, Text, build_report, write_report
 from evalkit.report.budget import budget_order_section
 from evalkit.report.budget import final_scores as report_final_scores
 from evalkit.studies.fig11 import (
@@ -109,6 +110,7 @@ def run_demo(
     seed: int = 0,
     real_data: str | Path | None = REAL_DATA,
     progress: Callable[[str], None] | None = None,
+    force: bool = False,
 ) -> Path:
     """Simulate the default study, fit the curves, test, and write the report to ``out_dir``.
 
@@ -124,6 +126,12 @@ def run_demo(
         A judgment log rated in a second report, ``out_dir/real/`` (Bradley-Terry leaderboard,
         win rates, head-to-head tests), linked from the main one; default the bundled LLMFAO
         crowd votes; None skips it.
+    progress : callable, optional
+        ``progress(message)``, called at each step.
+    force : bool
+        Replace an existing non-empty ``out_dir`` whole (default: refuse it). The folder is
+        built in a temporary sibling and renamed into place, ``run.json`` (with every file's
+        SHA-256) written last, so an interrupted run leaves nothing that looks complete.
 
     Returns
     -------
@@ -132,11 +140,19 @@ def run_demo(
         ``run.json``, ``sessions.parquet`` (the simulated session table) and ``real/``).
     """
     config = config if config is not None else Figure11Config()
+    check_out_path(out_dir, force=force)
     res = figure11(config, rng=seed, progress=progress)
     scores = final_scores(res)
     claims = figure11_claims(res, seed=seed)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with atomic_output_dir(out_dir, force=force) as folder:
+        _write_demo(folder.path, res, scores, claims, config=config, seed=seed, real_data=real_data,
+                    progress=progress, record=folder.record)
+    return Path(out_dir)
+
+
+def _write_demo(out: Path, res: Figure11Result, scores: pd.DataFrame, claims: pd.DataFrame, *,
+                config: Figure11Config, seed: int, real_data: str | Path | None,
+                progress: Callable[[str], None] | None, record: dict) -> None:
     res.traces.to_parquet(out / "sessions.parquet", index=False)
 
     notes = [
@@ -150,7 +166,8 @@ def run_demo(
             raise ValueError(f"real_data {str(real)!r} does not exist; pass real_data=None to skip the second report.")
         if progress:
             progress(f"rating the bundled real judgments ({real.name}) in a second report")
-        write_report(out / "real", comparisons=real, title=f"Bradley-Terry ratings of {real.name}", seed=seed)
+        write_report(ReportSpec(comparisons=real, title=f"Bradley-Terry ratings of {real.name}", seed=seed),
+                     out / "real")
         notes.append(f"Ratings and head-to-head tests on real judgments ({real.name}): "
                      "[real/report.html](real/report.html).")
     if progress:
@@ -164,7 +181,8 @@ def run_demo(
     sections = [seed_results, *budget_sections()]
     from evalkit.report import DEFAULT_SECTIONS
 
-    write_report(out, scores=scores, title="evalkit demo: Elo per agent-time on simulated swarms", seed=seed,
-                 sections=[sections[0], *sections[1:], *DEFAULT_SECTIONS], unit_pair=("pass@4", "pass@1"),
-                 params={"config": {k: v for k, v in vars(config).items() if k != "params"}, "budget": res.budget})
-    return out
+    spec = ReportSpec(scores=scores, title="evalkit demo: Elo per agent-time on simulated swarms", seed=seed,
+                      sections=[sections[0], *sections[1:], *DEFAULT_SECTIONS], unit_pair=("pass@4", "pass@1"),
+                      params={"config": {k: v for k, v in vars(config).items() if k != "params"},
+                              "budget": res.budget})
+    record.update(build_report(spec, out))
