@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "html_text", "plot_text",
+    "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "markdown_line_start", "html_text", "plot_text",
     "neutralize_cell", "neutralize_frame", "markdown_table", "safe_url",
 ]
 
@@ -61,9 +61,13 @@ def label(value: object) -> str:
 
 
 def markdown_text(value: object) -> str:
-    """A label as literal Markdown text: no emphasis, link, HTML, table cell or block it could start."""
-    s = _MD_INLINE.sub(r"\\\1", label(value))
-    return _MD_BLOCK_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", s)
+    """A label as literal Markdown text inside a line: no emphasis, link, HTML or table cell."""
+    return _MD_INLINE.sub(r"\\\1", label(value))
+
+
+def markdown_line_start(text: str) -> str:
+    """``text`` (already Markdown) made safe to start a line: no heading, list, quote or rule."""
+    return _MD_BLOCK_START.sub(lambda m: f"\\{m.group(1)}" if m.group(1) else f"{m.group(2)}\\{m.group(3)}", text)
 
 
 def html_text(value: object) -> str:

@@ -93,7 +93,7 @@ def _write(args: argparse.Namespace, res, points, infl) -> None:
     import matplotlib.pyplot as plt
 
     from evalkit._output import atomic_output_dir
-    from evalkit.plots._fonts import save_png
+    from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.budget import plot_elo_curves
 
     params = {k: v for k, v in vars(args).items() if k in (
@@ -103,9 +103,10 @@ def _write(args: argparse.Namespace, res, points, infl) -> None:
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         out.write_csv(res.curve, "curve.csv")
         out.write_csv(points, "inflection.csv")
-        ax = plot_elo_curves(res, inflection=infl)
-        missing = save_png(ax.figure, out.path / "curve.png", dpi=120, bbox_inches="tight")
-        plt.close(ax.figure)
+        with plot_fonts():
+            ax = plot_elo_curves(res, inflection=infl)
+            missing = save_png(ax.figure, out.path / "curve.png", dpi=120, bbox_inches="tight")
+            plt.close(ax.figure)
         if missing:
             out.record["missing_glyphs"] = missing
     args.ui.info(f"wrote {args.out}/: curve.csv, inflection.csv, curve.png, run.json")

@@ -95,7 +95,7 @@ def _write(args: argparse.Namespace, frame, table, inputs) -> None:
 
     from evalkit._escape import markdown_table
     from evalkit._output import atomic_output_dir
-    from evalkit.plots._fonts import save_png
+    from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
     from evalkit.ratings import aggregate, win_rate_matrix
 
@@ -105,14 +105,13 @@ def _write(args: argparse.Namespace, frame, table, inputs) -> None:
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         out.write_csv(table, "leaderboard.csv")
         (out.path / "leaderboard.md").write_text(markdown_table(table, floatfmt=".4g"), encoding="utf-8")
-        ax = plot_leaderboard(table)
-        ax.figure.tight_layout()
-        missing = save_png(ax.figure, out.path / "leaderboard.png", dpi=150)
-        plt.close(ax.figure)
-        ax = plot_win_rate_heatmap(win_rate_matrix(aggregate(frame)), order=list(table["model"]))
-        ax.figure.tight_layout()
-        missing += save_png(ax.figure, out.path / "win_rates.png", dpi=150)
-        plt.close(ax.figure)
+        with plot_fonts():
+            ax = plot_leaderboard(table)
+            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, dpi=150)
+            plt.close(ax.figure)
+            ax = plot_win_rate_heatmap(win_rate_matrix(aggregate(frame)), order=list(table["model"]))
+            missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, dpi=150)
+            plt.close(ax.figure)
         if missing:
             out.record["missing_glyphs"] = sorted(set(missing))
             args.ui.warn("no installed font has the characters " + " ".join(f"U+{ord(c):04X}" for c in set(missing))

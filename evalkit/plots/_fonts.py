@@ -54,12 +54,15 @@ def apply_fonts(fig: Any) -> None:
         t.set_fontfamily(families)
 
 
-def save_png(fig: Any, path: str | os.PathLike[str], **kwargs: Any) -> list[str]:
-    """``fig.savefig(path)`` with the fallback fonts; returns the characters no font could draw
-    (their warnings are swallowed, every other warning passes on)."""
+def save_png(fig: Any, path: str | os.PathLike[str], *, tight: bool = False, **kwargs: Any) -> list[str]:
+    """``fig.savefig(path)`` with the fallback fonts (after ``tight_layout`` if ``tight``);
+    returns the characters no font could draw (their warnings are swallowed, every other
+    warning passes on)."""
     apply_fonts(fig)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if tight:
+            fig.tight_layout()
         fig.savefig(path, **kwargs)
     for w in caught:
         if not _GLYPH.search(str(w.message)):

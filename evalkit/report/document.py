@@ -139,15 +139,13 @@ class ReportContext:
         ``missing_glyphs``), so the report says when a label shows boxes."""
         import matplotlib.pyplot as plt
 
-        from evalkit.plots._fonts import apply_fonts, save_png
+        from evalkit.plots._fonts import save_png
 
         fig = ax_or_fig.figure if hasattr(ax_or_fig, "figure") and not hasattr(ax_or_fig, "savefig") else ax_or_fig
         folder = self.out_dir / "figures"
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-        apply_fonts(fig)
-        fig.tight_layout()
-        missing = save_png(fig, folder / f"{safe}.png", dpi=120, metadata={"Software": None})
+        missing = save_png(fig, folder / f"{safe}.png", tight=True, dpi=120, metadata={"Software": None})
         plt.close(fig)
         if missing:
             self.missing_glyphs.extend(ch for ch in missing if ch not in self.missing_glyphs)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._escape import html_text, label, markdown_table, markdown_text, safe_url
+from evalkit._escape import html_text, label, markdown_line_start, markdown_table, markdown_text, safe_url
 from evalkit.report.document import PLAIN_CLOSE, PLAIN_OPEN, Bullets, Figure, Section, Table, Text
 
 __all__ = ["format_column", "formatted", "render_markdown", "render_html", "write_documents"]
@@ -149,15 +149,15 @@ def render_markdown(title: str, sections: Sequence[Section], *, preamble: str = 
     """The report as GitHub-flavoured Markdown (figures as relative image links)."""
     out = [f"# {markdown_text(title)}", ""]
     if preamble:
-        out += [md_inline(preamble), ""]
+        out += [markdown_line_start(md_inline(preamble)), ""]
     out += ["Contents:", ""] + [f"- [{markdown_text(s.title)}](#{s.id})" for s in sections] + [""]
     for sec in sections:
         out += [f'<a id="{sec.id}"></a>', "", f"## {markdown_text(sec.title)}", ""]
         for b in sec.blocks:
             if isinstance(b, Text):
-                out += [md_inline(b.text), ""]
+                out += [markdown_line_start(md_inline(b.text)), ""]
             elif isinstance(b, Bullets):
-                out += [f"- {md_inline(i)}" for i in b.items] + [""]
+                out += [f"- {markdown_line_start(md_inline(i))}" for i in b.items] + [""]
             elif isinstance(b, Table):
                 if b.caption:
                     out += [f"*{markdown_text(_strip_markers(b.caption))}*", ""]
