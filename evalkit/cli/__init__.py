@@ -103,6 +103,14 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C while starting up or while reporting another error
+        print("\nevalkit: interrupted.", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

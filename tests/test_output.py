@@ -1,0 +1,212 @@
+"""Atomic, self-describing output folders: build aside, manifest last, rename; verify; --force."""
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit._output import atomic_output_dir, verify_dir, write_csv
+from evalkit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+HOSTILE = ROOT / "tests" / "data" / "hostile"
+
+
+def _build(out, *, force=False, text="a", extra=None):
+    with atomic_output_dir(out, force=force, record={"seed": text}) as d:
+        (d.path / "a.txt").write_text(text)
+        (d.path / "sub").mkdir()
+        (d.path / "sub" / "b.txt").write_text(text * 2)
+        if extra:
+            (d.path / extra).write_text("x")
+    return Path(out)
+
+
+def test_manifest_lists_every_file_with_sha256_and_verify_accepts(tmp_path):
+    out = _build(tmp_path / "o")
+    run = json.loads((out / "run.json").read_text())
+    assert run["complete"] is True and run["seed"] == "a"
+    files = {f["path"]: f for f in run["files"]}
+    assert set(files) == {"a.txt", "sub/b.txt"}
+    assert files["sub/b.txt"]["sha256"] == hashlib.sha256(b"aa").hexdigest()  # independent hash of the content
+    assert verify_dir(out) == []
+    assert main(["verify", str(out)]) == 0
+    assert not [p for p in tmp_path.iterdir() if ".partial-" in p.name]  # the temporary sibling is gone
+
+
+def test_verify_rejects_changed_missing_unlisted_and_unfinished(tmp_path, capsys):
+    out = _build(tmp_path / "o")
+    (out / "a.txt").write_text("b")
+    (out / "stale.csv").write_text("old")
+    (out / "sub" / "b.txt").unlink()
+    problems = verify_dir(out)
+    assert any(p.startswith("changed: a.txt") for p in problems)
+    assert "missing: sub/b.txt" in problems and "not in run.json: stale.csv" in problems
+    assert main(["verify", str(out)]) == 1
+    assert "FAILED" in capsys.readouterr().out
+    half = tmp_path / "half"
+    half.mkdir()
+    (half / "report.html").write_text("<p>")
+    assert main(["verify", str(half)]) == 1
+    (half / "run.json").write_text(json.dumps({"files": []}))  # no "complete": true
+    assert verify_dir(half) and "complete" in verify_dir(half)[0]
+
+
+def test_existing_folder_refused_without_force_and_replaced_whole_with_it(tmp_path):
+    out = _build(tmp_path / "o", text="a", extra="only_in_first.txt")
+    with pytest.raises(ValueError, match="--force"):
+        _build(out, text="b")
+    assert (out / "a.txt").read_text() == "a"  # untouched
+    _build(out, text="b", force=True)
+    assert (out / "a.txt").read_text() == "b" and not (out / "only_in_first.txt").exists()
+    assert verify_dir(out) == []
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _build(empty)  # an existing empty folder is fine
+    with pytest.raises(ValueError, match="not supported"):
+        _build("-")
+
+
+def test_failure_inside_leaves_previous_folder_and_no_partial(tmp_path):
+    out = _build(tmp_path / "o", text="a")
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_output_dir(out, force=True) as d:
+            (d.path / "a.txt").write_text("new")
+            raise KeyboardInterrupt
+    assert (out / "a.txt").read_text() == "a" and verify_dir(out) == []
+    assert [p.name for p in tmp_path.iterdir()] == ["o"]
+
+
+def test_stale_partial_of_a_dead_process_is_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".o.partial-{int(dead.stdout)}-abc"
+    stale.mkdir()
+    (stale / "x").write_text("half")
+    _build(tmp_path / "o")
+    assert not stale.exists()
+
+
+def test_csv_formula_cells_neutralised_unless_raw(tmp_path):
+    frame = pd.DataFrame({"model": ["=1+1", "+A1", "-B2", "@SUM(A1)", "\tx", "ok", "a=b"], "x": np.arange(7) - 3.0})
+    write_csv(frame, tmp_path / "n.csv")
+    safe = pd.read_csv(tmp_path / "n.csv", keep_default_na=False)
+    # OWASP CSV injection: prefix ' to cells starting with = + - @ TAB CR
+    assert list(safe["model"]) == ["'=1+1", "'+A1", "'-B2", "'@SUM(A1)", "'\tx", "ok", "a=b"]
+    assert list(safe["x"]) == [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]  # numbers are not text cells
+    write_csv(frame, tmp_path / "r.csv", raw=True)
+    assert pd.read_csv(tmp_path / "r.csv", keep_default_na=False)["model"][0] == "=1+1"
+
+
+def test_cli_out_dash_and_existing_out_are_refused(tmp_path, capsys):
+    food = ROOT / "tests" / "data" / "evalica" / "food.csv"
+    assert main(["rate", str(food), "--out", "-"]) == 2
+    assert "--out - is not supported" in capsys.readouterr().err
+    assert not (Path.cwd() / "-").exists()
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    assert main(["rate", str(food), "--out", str(out)]) == 2
+    assert "pass --force" in capsys.readouterr().err and (out / "keep.txt").read_text() == "mine"
+    assert main(["rate", str(food), "--out", str(out), "--force"]) == 0
+    assert not (out / "keep.txt").exists() and verify_dir(out) == []
+
+
+_FORK_RUNNER = """
+import os, sys, time
+import matplotlib
+matplotlib.use("Agg")
+from evalkit.cli import main
+import evalkit.cli.rate, evalkit.ratings, evalkit.plots.ratings, evalkit.io  # imports done once, before forking
+for line in sys.stdin:
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # the command, with its stdout (the result table) out of the protocol's way
+        sys.stdout = open(os.devnull, "w")
+        os._exit(main(line.split()))
+    print(pid, flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, flush=True)
+"""
+
+
+def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_complete(tmp_path):
+    """The issue's acceptance: 20 runs of `evalkit rate --force` over a complete older folder, each
+    interrupted (SIGINT or SIGKILL, alternately) at a seeded random moment of its run. Whatever
+    is left at --out must be the complete old folder or the complete new one, never a mix.
+
+    The runs are forked from a process that has imported evalkit already, so that the random
+    moments fall into the command's own work (reading, fitting, plotting, writing), not into
+    Python's start-up."""
+    runner = subprocess.Popen([sys.executable, "-c", _FORK_RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              cwd=tmp_path)
+    out = tmp_path / "o"
+    base = f"rate {HOSTILE / 'comparisons.csv'} --quiet --out {out} --bootstrap 30"
+
+    def start(extra):
+        runner.stdin.write(f"{base} {extra}\n")
+        runner.stdin.flush()
+        return int(runner.stdout.readline())
+
+    def finish():
+        code, seconds = runner.stdout.readline().split()
+        return int(code), float(seconds)
+
+    start("--seed 1")
+    assert finish()[0] == 0
+    old = json.loads((out / "run.json").read_text())
+    start("--seed 2 --force")
+    code, duration = finish()
+    assert code == 0
+    new = json.loads((out / "run.json").read_text())
+    start("--seed 1 --force")
+    assert finish()[0] == 0
+    rng = np.random.default_rng(14)
+    seen = {"old": 0, "new": 0}
+    codes = []
+    for k in range(20):
+        pid = start("--seed 2 --force")
+        time.sleep(rng.uniform(0.0, 1.1) * duration)
+        try:
+            os.kill(pid, signal.SIGINT if k % 2 else signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        codes.append(finish()[0])
+        assert verify_dir(out) == [], f"try {k}: {verify_dir(out)}"
+        run = json.loads((out / "run.json").read_text())
+        is_new = run["parameters"]["seed"] == 2
+        seen["new" if is_new else "old"] += 1
+        assert {f["path"]: f["sha256"] for f in run["files"]} == {
+            f["path"]: f["sha256"] for f in (new if is_new else old)["files"]}
+        if is_new:  # put the old folder back for the next try
+            start("--seed 1 --force")
+            assert finish()[0] == 0
+    runner.stdin.close()
+    err = runner.stderr.read()
+    runner.wait(timeout=30)
+    assert "Traceback" not in err and err.count("interrupted") == codes.count(130), err
+    assert seen["old"] >= 5, (seen, codes)  # most runs were really interrupted ...
+    assert {-signal.SIGKILL, 130} <= set(codes), codes  # ... by both signals
+    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".o.")]
+    assert all(".partial-" in p.name and verify_dir(p) for p in leftovers)  # SIGKILLed temporaries only, rejected
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "demo", "--out", str(tmp_path / "d")],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    last = err.strip().splitlines()[-1]
+    assert "Traceback" not in err and last.startswith("evalkit demo: interrupted")
+    assert not (tmp_path / "d").exists() and not list(tmp_path.iterdir())
