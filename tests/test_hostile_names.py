@@ -1,0 +1,203 @@
+"""Hostile model names round-trip through summary, rate and report: nothing runs, nothing
+changes structure, every name stays readable (tests/data/hostile, see make_fixture.py)."""
+
+import json
+import re
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit._escape import label, markdown_text
+from evalkit._output import verify_dir
+from evalkit.cli import main
+
+HOSTILE = Path(__file__).parent / "data" / "hostile"
+sys.path.insert(0, str(HOSTILE))
+from make_fixture import NAMES  # noqa: E402
+
+RTL = "\u202e"
+
+
+def _md_rows(md: str) -> list[list[str]]:
+    """Table rows of a Markdown document, split at unescaped pipes."""
+    rows = []
+    for line in md.splitlines():
+        if line.startswith("|"):
+            rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]])
+    return rows
+
+
+def _check_markdown(md: str, n_headings: int) -> None:
+    assert RTL not in md
+    assert not re.search(r"(?<!\\)\]\(javascript:", md)  # no live javascript: link
+    assert not re.search(r"(?<!\\)<img", md)  # no raw HTML
+    assert len(re.findall(r"^#{1,6} ", md, flags=re.M)) == n_headings  # no heading from a name
+    for block in re.split(r"\n\s*\n", md):  # every table keeps its column count
+        rows = _md_rows(block)
+        if rows:
+            assert {len(r) for r in rows} == {len(rows[0])}, block
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.attrs, self.text, self.rows, self._row = [], [], [], [], None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs.extend((tag, k, v) for k, v in attrs)
+        if tag == "tr":
+            self._row = 0
+        elif tag in ("td", "th") and self._row is not None:
+            self._row += 1
+
+    def handle_endtag(self, tag):
+        if tag == "tr":
+            self.rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _check_html(page: str) -> _Page:
+    p = _Page()
+    p.feed(page)
+    assert RTL not in page
+    assert "script" not in p.tags and set(p.tags) <= {
+        "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "nav", "ol", "ul", "li", "a", "section",
+        "div", "table", "caption", "thead", "tbody", "tr", "th", "td", "figure", "img", "figcaption", "strong", "code"}
+    assert not [a for a in p.attrs if a[1].startswith("on")]  # no event handler attribute
+    for tag, key, value in p.attrs:
+        if key in ("href", "src"):
+            assert not value.lower().startswith(("javascript:", "data:")), value
+        if tag == "img":
+            assert key != "src" or value.startswith("figures/")
+    strong = re.findall(r"<strong>(.*?)</strong>", page)
+    assert not any("bold" in s for s in strong)  # '**bold**' in a name is not markup
+    return p
+
+
+def test_summary_prints_json_and_writes_neutralised_csv(tmp_path, capsys):
+    assert main(["summary", str(HOSTILE / "comparisons.csv"), "--json", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    records = json.loads(out)
+    assert sorted(r["model"] for r in records) == sorted(NAMES)  # exact names, losslessly
+    assert main(["summary", str(HOSTILE / "comparisons.csv")]) == 0
+    table = [r for r in _md_rows(capsys.readouterr().out)]
+    assert len(table) == len(NAMES) + 2 and {len(r) for r in table} == {len(table[0])}
+    shown = {r[0].replace("\\|", "|") for r in table[2:]}
+    assert shown == {label(n) for n in NAMES}  # readable; newline and RTL shown as \n, \u202e
+    assert main(["summary", str(HOSTILE / "comparisons.csv"), "--out", str(tmp_path / "s.csv")]) == 0
+    cells = pd.read_csv(tmp_path / "s.csv")["model"]
+    assert not any(c.startswith(("=", "+", "-", "@")) for c in cells)
+    assert sorted(c[1:] if c.startswith("'") else c for c in cells) == sorted(NAMES)
+    assert main(["summary", str(HOSTILE / "comparisons.csv"), "--out", str(tmp_path / "r.csv"), "--raw-csv"]) == 0
+    assert sorted(pd.read_csv(tmp_path / "r.csv")["model"]) == sorted(NAMES)
+
+
+def test_rate_folder(tmp_path, capsys):
+    out = tmp_path / "rate"
+    assert main(["rate", str(HOSTILE / "comparisons.csv"), "--out", str(out), "--quiet"]) == 0
+    assert verify_dir(out) == []
+    cells = pd.read_csv(out / "leaderboard.csv")["model"]
+    assert sorted(c[1:] if c.startswith("'") else c for c in cells) == sorted(NAMES)
+    md = (out / "leaderboard.md").read_text(encoding="utf-8")
+    _check_markdown(md, 0)
+    assert len(_md_rows(md)) == len(NAMES) + 2
+    assert all(markdown_text(n) in md for n in NAMES)
+    assert "missing_glyphs" not in json.loads((out / "run.json").read_text()) or not _cjk_font()
+
+
+def _cjk_font():
+    from evalkit.plots._fonts import fallback_fonts
+
+    return bool(fallback_fonts())
+
+
+@pytest.fixture(scope="module")
+def hostile_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hostile") / "report"
+    assert main(["report", str(HOSTILE / "comparisons.csv"), "--scores", str(HOSTILE / "scores.csv"),
+                 "--out", str(out), "--n-boot", "20", "--quiet"]) == 0
+    return out
+
+
+def test_report_markdown_and_html_keep_their_structure(hostile_report):
+    out = hostile_report
+    assert verify_dir(out) == []
+    md = (out / "report.md").read_text(encoding="utf-8")
+    run = json.loads((out / "run.json").read_text())
+    _check_markdown(md, 1 + len(run["sections"]))
+    for name in NAMES:
+        assert markdown_text(name) in md
+    page = _check_html((out / "report.html").read_text(encoding="utf-8"))
+    text = "".join(page.text)
+    for name in NAMES:
+        assert label(name) in text  # readable in the browser, with \n and \u202e visible
+    tables = re.findall(r"<table>.*?</table>", (out / "report.html").read_text(encoding="utf-8"), flags=re.S)
+    for t in tables:
+        p = _Page()
+        p.feed(t)
+        assert len(set(p.rows)) == 1, t[:200]  # every row has the header's number of cells
+    for csv in (out / "tables").glob("*.csv"):
+        frame = pd.read_csv(csv, keep_default_na=False)
+        for c in [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]:
+            assert not frame[c].astype(str).str.match(r"^[=+\-@\t\r]").any(), (csv.name, c)
+
+
+def test_report_figures_draw_cjk_or_say_which_glyphs_are_missing(hostile_report):
+    md = (hostile_report / "report.md").read_text(encoding="utf-8")
+    if _cjk_font():
+        assert "Characters missing from the figures" not in md
+    else:
+        assert "Characters missing from the figures" in md and "U+6A21" in md
+
+
+def test_missing_glyph_is_named_in_the_caption_and_a_section(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from evalkit.report import ReportSpec, Section, write_report
+
+    def odd_section(ctx):
+        _, ax = plt.subplots()
+        ax.set_title("\u0d9a")  # SINHALA LETTER ALPAPRAANA KAYANNA: in neither DejaVu Sans nor Noto CJK
+        return Section("Odd", (ctx.save_figure(ax, "odd", "A title in Sinhala."),))
+
+    scores = pd.DataFrame({"system": ["a", "b"] * 3, "item": np.repeat(["1", "2", "3"], 2), "score": [1, 0, 1, 1, 0, 0.]})
+    out = write_report(ReportSpec(scores=scores, sections=[odd_section]), tmp_path / "r")
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "A title in Sinhala. (no installed font has the characters U+0D9A" in md
+    assert "## Characters missing from the figures" in md
+
+
+def test_heatmap_never_met_is_grey_hatched_not_the_colour_of_half():
+    import matplotlib.pyplot as plt
+
+    from evalkit.plots.ratings import plot_win_rate_heatmap
+
+    m = pd.DataFrame([[np.nan, 0.5, np.nan], [0.5, np.nan, 0.7], [np.nan, 0.3, np.nan]], index=list("abc"),
+                     columns=list("abc"))
+    ax = plot_win_rate_heatmap(m, annot=False)
+    fig = ax.figure
+    fig.canvas.draw()
+    img = np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(int)
+    h = img.shape[0]
+
+    def pixels(col, row):  # the cell's central area (display y runs upwards)
+        x0, y0 = ax.transData.transform((col + 0.3, row + 0.3))
+        x1, y1 = ax.transData.transform((col + 0.7, row + 0.7))
+        xs, ys = sorted((int(x0), int(x1))), sorted((h - int(y0), h - int(y1)))
+        return img[ys[0]:ys[1], xs[0]:xs[1]].reshape(-1, 3)
+
+    half, never = pixels(1, 0), pixels(2, 0)
+    assert half.mean(axis=0).min() > 235  # 0.5 is the palette's near-white centre
+    assert never.mean() < 200  # never met: grey ...
+    assert never.std(axis=0).max() > 10  # ... and hatched (not one flat colour)
+    assert any(t.get_text() == "never met" for t in ax.get_legend().get_texts())
+    plt.close(fig)
