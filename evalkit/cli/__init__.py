@@ -73,28 +73,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cli_remedies(message: str, options: frozenset[str]) -> str:
-    """Name the CLI flag where a library message suggests a Python keyword (``l2=0.01``)."""
-    def swap(m: re.Match[str]) -> str:
+    """Name the CLI flag where a library message suggests a Python keyword: ``... l2=0.01 ...``
+    gets ``On the command line: --l2 0.01.`` appended (for flags the command has)."""
+    flags: list[str] = []
+    for m in re.finditer(r"(?<![\w.-])([a-z][a-z0-9_]*)=('[^']*'|\"[^\"]*\"|<[^>]*>|[^\s,;)]*?)(?=[\s,;)]|\.(?:\s|$)|$)",
+                         message):
         key, value = m.group(1), m.group(2)
         flag = _FLAG_OF.get(key, "--" + key.replace("_", "-"))
-        if flag not in options:
-            return m.group(0)
-        shown = value.strip("'\"<>") if value else "..."
-        return f"{flag} {shown} ({m.group(0)} in Python)"
-
-    return re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=([^\s,;)]*)", swap, message)
+        shown = f"{flag} {value.strip(chr(39) + chr(34))}" if value and not value.startswith("<") else flag
+        if flag in options and shown not in flags:
+            flags.append(shown)
+    return f"{message.rstrip()} On the command line: {', '.join(flags)}." if flags else message
 
 
-def _decode_error(exc: UnicodeDecodeError, inputs: Inputs) -> str:
+class _Named:
+    """The one file a decode error is about (for :func:`_decode_error`)."""
+
+    def __init__(self, name: str) -> None:
+        self.names = {name: name}
+
+
+def _decode_error(exc: UnicodeDecodeError, inputs: Inputs | _Named) -> str:
     data = exc.object if isinstance(exc.object, bytes) else b""
     line = data[:exc.start].count(b"\n") + 1
     files = sorted(set(inputs.names.values()))
     where = files[0] if len(files) == 1 else "an input file"
     utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[1:200:2].count(0) > 50
     hint = "--encoding utf-16" if utf16 else "--encoding latin-1 (or cp1252, the Windows default)"
+    if not data:
+        return f"{where} could not be decoded ({exc}). Pass --encoding NAME (e.g. latin-1, utf-16)."
     return (f"{where} is not valid {exc.encoding.upper()}: byte {data[exc.start]:#04x} at line {line} "
-            f"cannot be decoded. Save it as UTF-8, or pass {hint}." if data else
-            f"{where} could not be decoded ({exc}). Pass --encoding NAME (e.g. latin-1, utf-16).")
+            f"cannot be decoded. Save it as UTF-8, or pass {hint}.")
+
+
+def _decode_hint(inputs: Inputs) -> str:
+    """Where the first input that is not valid UTF-8 breaks, and the flag that reads it."""
+    from pathlib import Path
+
+    for resolved, typed in inputs.names.items():
+        path = Path(resolved)
+        if not path.is_file() or inputs.encoding is not None:
+            continue
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return " " + _decode_error(exc, _Named(typed))
+    return ""
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -143,6 +168,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except ValueError as exc:  # validation errors: one clear line, no traceback
         ui.close_bar()
         msg = cli_remedies(str(exc), getattr(args, "_options", frozenset()))
+        if "can't decode" in msg and inputs is not None:  # a reader's decode error: say where, and the flag
+            msg += _decode_hint(inputs)
         print(f"evalkit {name}: error: {inputs.display(msg) if inputs else msg}", file=sys.stderr)
         if ui.verbose:
             traceback.print_exc()
