@@ -162,3 +162,36 @@ def test_cli_report_from_a_per_item_score_table_with_column_mapping(tmp_path):
     assert pair["pvalue_adjusted"].to_numpy() == pytest.approx(
         multipletests(pair["pvalue"].to_numpy(), method="fdr_bh")[1], rel=1e-12)
     assert "Benjamini-Hochberg" in (out / "report.md").read_text()
+
+
+def test_numbers_formatted_per_column_and_tables_scroll_in_their_box():
+    from evalkit.report import Section, Table
+    from evalkit.report.render import format_column, render_html, render_markdown
+
+    frame = pd.DataFrame({"model": ["a", "b"], "elo": [1012.345, 987.655], "ci_low": [950.04, 925.96],
+                          "n": [12.0, 7.0], "pvalue": [3.2e-7, 0.2265625], "p_holm": [0.0, 1.0],
+                          "diff": [0.123456, -2.5], "significant": [True, False]})
+    shown = {c: format_column(c, frame[c], elo_table=True) for c in frame.columns}
+    assert shown["elo"] == ["1012.3", "987.7"] and shown["ci_low"] == ["950.0", "926.0"]  # Elo: 1 decimal
+    assert shown["n"] == ["12", "7"]  # counts as integers, though stored as floats
+    assert shown["pvalue"] == ["3.20e-07", "0.2266"] and shown["p_holm"] == ["0", "1.0000"]
+    assert shown["diff"] == ["0.1235", "-2.5"] and shown["significant"] == ["yes", "no"]
+    assert format_column("diff", frame["diff"], spec=".2f") == ["0.12", "-2.50"]
+    sec = [Section("T", (Table(frame, caption="What **this** shows"),))]
+    page = render_html("t", sec)
+    assert '<div class="table-wrap"><table><caption>What **this** shows</caption>' in page
+    assert '<td class="text">a</td><td class="num">1012.3</td>' in page
+    assert ".table-wrap{overflow-x:auto" in page and "<nav" in page
+    md = render_markdown("t", sec)
+    assert "|:---|---:|---:|---:|---:|---:|---:|:---|" in md and "*What \\*\\*this\\*\\* shows*" in md
+
+
+def test_plain_marks_data_inside_text_and_unsafe_links_are_dropped():
+    from evalkit.report import Section, Text, plain
+    from evalkit.report.render import render_html, render_markdown
+
+    sec = [Section("S", (Text(f"**{plain('**x** <b>')}** beat [it](javascript:alert(1)); see [r](real/report.html)"),))]
+    page = render_html("t", sec)
+    assert "<strong>**x** &lt;b&gt;</strong> beat it; see <a href=\"real/report.html\">r</a>" in page
+    md = render_markdown("t", sec)
+    assert "**\\*\\*x\\*\\* \\<b\\>** beat it; see [r](real/report.html)" in md

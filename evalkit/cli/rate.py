@@ -50,10 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
+    from evalkit._output import check_out_path
     from evalkit.ratings import leaderboard
     from evalkit.ratings.elo import parse_anchor
-
-    from evalkit._output import check_out_path
 
     ui, inputs = args.ui, args.inputs
     if args.out:

@@ -74,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "reproduce":
         return _reproduce(args, params)
     if args.action == "calibrate":
-        from evalkit.sim.calibrate import calibrate
-
         from evalkit._output import atomic_file
+        from evalkit.sim.calibrate import calibrate
 
         history = Path(args.out).with_suffix(".history.csv")
         with atomic_file(args.out, force=args.force) as tmp, atomic_file(history, force=args.force) as tmp_h:

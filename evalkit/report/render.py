@@ -18,7 +18,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._escape import html_text, label, markdown_line_start, markdown_table, markdown_text, safe_url
+from evalkit._escape import (
+    html_text,
+    label,
+    markdown_line_start,
+    markdown_table,
+    markdown_text,
+    safe_url,
+)
 from evalkit.report.document import PLAIN_CLOSE, PLAIN_OPEN, Bullets, Figure, Section, Table, Text
 
 __all__ = ["format_column", "formatted", "render_markdown", "render_html", "write_documents"]
@@ -82,39 +89,34 @@ def _numeric_columns(frame: pd.DataFrame) -> list[bool]:
 
 # ---- inline markup ---------------------------------------------------------------------------
 
-_TOKEN = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(([^)\s]+)\)")
-
-
-def _pieces(text: str) -> list[tuple[bool, str]]:
-    """Split ``text`` into (is_literal, piece) at the :func:`plain` markers."""
-    out, pos = [], 0
-    for m in re.finditer(f"{PLAIN_OPEN}(.*?){PLAIN_CLOSE}", text, flags=re.S):
-        out += [(False, text[pos:m.start()]), (True, m.group(1))]
-        pos = m.end()
-    out.append((False, text[pos:]))
-    return [(lit, s) for lit, s in out if s]
+_TOKEN = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*|\[([^\]]+)\]\(((?:[^()\s]|\([^()\s]*\))+)\)")
+_SLOT = re.compile("\ue002(\\d+)\ue003")
 
 
 def _inline(text: str, *, literal: Callable[[str], str], markup: Callable[[str], str],
             code: Callable[[str], str], bold: Callable[[str], str], link: Callable[[str, str], str]) -> str:
-    out = []
-    for is_literal, piece in _pieces(text):
-        if is_literal:
-            out.append(literal(piece))
-            continue
-        pos = 0
-        for m in _TOKEN.finditer(piece):
-            out.append(markup(piece[pos:m.start()]))
-            if m.group(1) is not None:
-                out.append(code(m.group(1)))
-            elif m.group(2) is not None:
-                out.append(bold(m.group(2)))
-            else:
-                url = safe_url(m.group(4))
-                out.append(link(m.group(3), url) if url else markup(m.group(3)))
-            pos = m.end()
-        out.append(markup(piece[pos:]))
-    return "".join(out)
+    """Render light markup; :func:`plain` values become slots first, so that markup may wrap
+    them (``**{plain(name)}**``) but never look inside, and are escaped by ``literal`` last."""
+    values: list[str] = []
+
+    def slot(m: re.Match[str]) -> str:
+        values.append(m.group(1))
+        return f"\ue002{len(values) - 1}\ue003"
+
+    text = re.sub(f"{PLAIN_OPEN}(.*?){PLAIN_CLOSE}", slot, text, flags=re.S)
+    out, pos = [], 0
+    for m in _TOKEN.finditer(text):
+        out.append(markup(text[pos:m.start()]))
+        if m.group(1) is not None:
+            out.append(code(m.group(1)))
+        elif m.group(2) is not None:
+            out.append(bold(m.group(2)))
+        else:
+            url = safe_url(_SLOT.sub(lambda s: values[int(s.group(1))], m.group(4)))
+            out.append(link(m.group(3), url) if url else markup(m.group(3)))
+        pos = m.end()
+    out.append(markup(text[pos:]))
+    return _SLOT.sub(lambda s: literal(values[int(s.group(1))]), "".join(out))
 
 
 def _md_markup(s: str) -> str:  # author text: keep it, but no raw HTML, entity or line break
@@ -128,14 +130,14 @@ def _md_url(url: str) -> str:
 def md_inline(text: str) -> str:
     """A Text/Bullets string as Markdown."""
     return _inline(text, literal=markdown_text, markup=_md_markup, code=lambda c: f"`{label(c).replace('`', '')}`",
-                   bold=lambda b: f"**{md_inline(b)}**", link=lambda t, u: f"[{md_inline(t)}]({_md_url(u)})")
+                   bold=lambda b: f"**{_md_markup(b)}**", link=lambda t, u: f"[{_md_markup(t)}]({_md_url(u)})")
 
 
 def html_inline(text: str) -> str:
     """A Text/Bullets string as HTML."""
     return _inline(text, literal=html_text, markup=html_text, code=lambda c: f"<code>{html_text(c)}</code>",
-                   bold=lambda b: f"<strong>{html_inline(b)}</strong>",
-                   link=lambda t, u: f'<a href="{html_text(u)}">{html_inline(t)}</a>')
+                   bold=lambda b: f"<strong>{html_text(b)}</strong>",
+                   link=lambda t, u: f'<a href="{html_text(u)}">{html_text(t)}</a>')
 
 
 def _strip_markers(text: str) -> str:

@@ -307,7 +307,7 @@ def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn |
     if ctx.missing_glyphs:
         built.append(Section("Characters missing from the figures", (Text(
             "No installed font could draw these characters of the data, so the figures show them as boxes "
-            f"(install a font with wider coverage, e.g. Debian's fonts-noto-cjk): "
+            "(install a font with wider coverage, e.g. Debian's fonts-noto-cjk): "
             + ", ".join(f"{plain(ch)} (U+{ord(ch):04X})" for ch in ctx.missing_glyphs) + "."),)))
     files = write_documents(out, spec.title, built, preamble=preamble, raw_csv=spec.raw_csv)
     figures = [f.path for s in built for f in s.figures]

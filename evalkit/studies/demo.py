@@ -14,9 +14,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit.budget import allocate_sessions, split_table
 from evalkit._output import atomic_output_dir, check_out_path
-from evalkit.report import Bullets, ReportContext, ReportSpec, Section, Table, Text, build_report, write_report
+from evalkit.budget import allocate_sessions, split_table
+from evalkit.report import (
+    Bullets,
+    ReportContext,
+    ReportSpec,
+    Section,
+    Table,
+    Text,
+    build_report,
+    write_report,
+)
 from evalkit.report.budget import budget_order_section
 from evalkit.report.budget import final_scores as report_final_scores
 from evalkit.studies.fig11 import (
