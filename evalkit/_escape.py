@@ -19,9 +19,10 @@ import html
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = [
     "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "markdown_line_start", "html_text", "plot_text",
@@ -101,6 +102,8 @@ def neutralize_cell(value: object) -> object:
 
 def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` whose text cells and column names are neutralised (numbers untouched)."""
+    import pandas as pd
+
     out = frame.copy()
     for c in out.columns:
         if out[c].dtype == object or isinstance(out[c].dtype, pd.StringDtype | pd.CategoricalDtype):
@@ -110,6 +113,8 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _plain_cell(value: object, floatfmt: str) -> str:
+    import numpy as np
+
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return ""
     if isinstance(value, (float, np.floating)):
@@ -127,6 +132,8 @@ def markdown_table(
     ``cell(value, column)`` formats a value as plain text before escaping (default: floats with
     ``floatfmt``, missing values empty). Numeric columns are right-aligned, others left-aligned.
     """
+    import pandas as pd
+
     fmt = cell or (lambda v, _c: _plain_cell(v, floatfmt))
     cols = list(frame.columns)
     numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]

@@ -192,6 +192,8 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
     runner.stdin.close()
     err = runner.stderr.read()
     runner.wait(timeout=30)
+    runner.stdout.close()
+    runner.stderr.close()
     assert "Traceback" not in err and err.count("interrupted") == codes.count(130), err
     assert seen["old"] >= 5, (seen, codes)  # most runs were really interrupted ...
     assert {-signal.SIGKILL, 130} <= set(codes), codes  # ... by both signals
@@ -203,7 +205,9 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "evalkit", "demo", "--out", str(tmp_path / "d")],
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    time.sleep(4.0)
+    first = proc.stderr.readline()  # the demo's first progress line: it is simulating now
+    assert "simulating" in first, first
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130

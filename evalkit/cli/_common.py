@@ -26,11 +26,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from evalkit._escape import label, markdown_table
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 __all__ = ["add_common", "UI", "Inputs", "call", "to_json"]
 
@@ -56,6 +57,8 @@ def add_common(p: argparse.ArgumentParser, *, table: bool = True, writes: bool =
 
 def to_json(obj: Any) -> Any:
     """Frames as lists of records (NaN as null), dicts and lists recursively; other values as is."""
+    import pandas as pd
+
     if isinstance(obj, pd.DataFrame):
         frame = obj.reset_index(drop=True)
         frame.columns = [str(c) for c in frame.columns]
@@ -108,6 +111,8 @@ class UI:
 
     def result(self, tables: pd.DataFrame | Mapping[str, Any], *, title: str = "", floatfmt: str = ".4g") -> None:
         """The command's result on stdout: JSON with ``--json``, else Markdown table(s)."""
+        import pandas as pd
+
         if self.json:
             print(json.dumps(to_json(tables), ensure_ascii=False, indent=1))
             return
