@@ -63,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     if args.logs or any(Path(p).suffix.lower() in _LOG_SUFFIXES for p in args.path):
         traces = read_agent_logs([Path(p) for p in args.path], budget=args.budget_unit)
     elif len(args.path) == 1:
-        traces = read_traces(inputs.path(args.path[0], reader=read_traces), **inputs.kwargs(read_traces))
+        traces = call(ui, "read", read_traces, inputs.path(args.path[0], reader=read_traces),
+                      **inputs.kwargs(read_traces))
     else:
         raise ValueError("Pass one session table, or several agent logs with --logs.")
     ui.info(f"read {len(traces)} submissions: {traces['system'].nunique()} systems, "

@@ -58,8 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         check_out_path(args.out, force=args.force)
     paths = [inputs.path(p, reader=read_comparisons) for p in args.path]
-    frame, report = read_comparisons(paths[0] if len(paths) == 1 else paths, format=args.format,
-                                     **inputs.kwargs(read_comparisons))
+    frame, report = call(ui, "read", read_comparisons, paths[0] if len(paths) == 1 else paths, format=args.format,
+                         **inputs.kwargs(read_comparisons))
     ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
     n_boot = args.bootstrap

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._common import add_common
+from evalkit.cli._common import add_common, call
 from evalkit.io import FORMATS, read_comparisons
 from evalkit.summary import alpaca_eval_summary, summarize
 
@@ -43,9 +43,9 @@ def run(args: argparse.Namespace) -> int:
     paths = [inputs.path(p, reader=read_comparisons) for p in args.path]
     if args.out:
         write_file(None, args.out, force=args.force, check_only=True)
-    frame, report = read_comparisons(paths[0] if len(paths) == 1 else paths, format=args.format,
-                                     baseline=args.baseline, judge=args.judge, model_name_from=args.model_name_from,
-                                     **inputs.kwargs(read_comparisons))
+    frame, report = call(ui, "read", read_comparisons, paths[0] if len(paths) == 1 else paths, format=args.format,
+                         baseline=args.baseline, judge=args.judge, model_name_from=args.model_name_from,
+                         **inputs.kwargs(read_comparisons))
     ui.info(inputs.display(report.to_text()))
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
