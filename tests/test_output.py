@@ -201,8 +201,11 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
     assert all(".partial-" in p.name and verify_dir(p) for p in leftovers)  # SIGKILLed temporaries only, rejected
 
 
-def test_ctrl_c_exits_130_with_one_line(tmp_path):
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "demo", "--out", str(tmp_path / "d")],
+def test_ctrl_c_exits_130_with_one_line_and_leaves_the_previous_folder(tmp_path):
+    """The issue's case: re-running the demo into an existing --out and pressing Ctrl-C."""
+    previous = _build(tmp_path / "d", text="seed 1")
+    before = json.loads((previous / "run.json").read_text())
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "demo", "--out", str(previous), "--force"],
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     first = proc.stderr.readline()  # the demo's first progress line: it is simulating now
@@ -213,4 +216,5 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path):
     assert proc.returncode == 130
     last = err.strip().splitlines()[-1]
     assert "Traceback" not in err and last.startswith("evalkit demo: interrupted")
-    assert not (tmp_path / "d").exists() and not list(tmp_path.iterdir())
+    assert verify_dir(previous) == [] and json.loads((previous / "run.json").read_text()) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]  # no sessions.parquet of the new run anywhere

@@ -195,3 +195,15 @@ def test_plain_marks_data_inside_text_and_unsafe_links_are_dropped():
     assert "<strong>**x** &lt;b&gt;</strong> beat it; see <a href=\"real/report.html\">r</a>" in page
     md = render_markdown("t", sec)
     assert "**\\*\\*x\\*\\* \\<b\\>** beat it; see [r](real/report.html)" in md
+
+
+def test_read_scores_names_the_file_line_of_a_bad_score(tmp_path):
+    from evalkit.report import read_scores
+
+    path = tmp_path / "scores.csv"
+    path.write_text("system,item,score\na,1,0.5\nb,1,inf\na,2,0.25\nb,2,oops\n")
+    with pytest.raises(ValueError) as exc:
+        read_scores(path)
+    msg = str(exc.value)
+    # 'inf' is on the file's third line (the header is line 1); two rows are bad in all
+    assert "scores.csv" in msg and "'score' column" in msg and "in 2 rows (first at line 3)" in msg
