@@ -175,7 +175,11 @@ def test_numbers_formatted_per_column_and_tables_scroll_in_their_box():
     assert shown["elo"] == ["1012.3", "987.7"] and shown["ci_low"] == ["950.0", "926.0"]  # Elo: 1 decimal
     assert shown["n"] == ["12", "7"]  # counts as integers, though stored as floats
     assert shown["pvalue"] == ["3.20e-07", "0.2266"] and shown["p_holm"] == ["0", "1.0000"]
-    assert shown["diff"] == ["0.1235", "-2.5"] and shown["significant"] == ["yes", "no"]
+    assert shown["diff"] == ["0.123", "-2.500"] and shown["significant"] == ["yes", "no"]  # same decimals per column
+    big = pd.Series([79530.0, 9941.0, 7953.4])
+    assert format_column("budget", big) == ["79530", "9941", "7953"]
+    assert format_column("b", pd.Series([0.0077071, 0.2963])) == ["0.0077", "0.2963"]
+    assert format_column("tiny", pd.Series([2e-5, 3e-4])) == ["2.000e-05", "3.000e-04"]
     assert format_column("diff", frame["diff"], spec=".2f") == ["0.12", "-2.50"]
     sec = [Section("T", (Table(frame, caption="What **this** shows"),))]
     page = render_html("t", sec)

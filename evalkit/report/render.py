@@ -47,7 +47,9 @@ def format_column(name: str, values: pd.Series, *, floatfmt: str = ".4g", elo_ta
     - counts (integer dtype, or a count-like name with integral values): integers;
     - p-values (``p``, ``pvalue``, ``p_holm``, ...): 4 decimals, scientific below 1e-4;
     - Elo (``elo``, and ``ci_low``/``ci_high``/``se`` in a table with an ``elo`` column): 1 decimal;
-    - other floats: ``floatfmt``;
+    - other floats: four significant digits for the column's largest value, and the same
+      decimals on every row (scientific for columns beyond 1e6 or below 1e-3), or ``floatfmt``
+      when a section sets its own;
     - booleans as ``yes``/``no``; text as is (escaped later by the renderer); missing as empty.
     """
     def each(fn: Callable[[object], str]) -> list[str]:
@@ -69,7 +71,19 @@ def format_column(name: str, values: pd.Series, *, floatfmt: str = ".4g", elo_ta
         return each(lambda v: _pvalue(float(v)))
     if name.lower().startswith("elo") or (elo_table and name.lower() in _ELO_FRIENDS):
         return each(lambda v: f"{float(v):.1f}")
-    return each(lambda v: format(float(v), floatfmt))
+    if floatfmt != ".4g":  # the section asked for its own format
+        return each(lambda v: format(float(v), floatfmt))
+    return each(_column_format(finite.astype(float)))
+
+
+def _column_format(finite: pd.Series, sig: int = 4) -> Callable[[object], str]:
+    """One format for a whole column: ``sig`` significant digits for its largest magnitude,
+    the same number of decimals on every row; scientific for very large or very small columns."""
+    top = float(np.abs(finite).max()) if len(finite) else 0.0
+    if top >= 1e6 or 0 < top < 1e-3:
+        return lambda v: f"{float(v):.{sig - 1}e}"
+    decimals = int(np.clip(sig - 1 - np.floor(np.log10(top)) if top > 0 else sig - 1, 0, 6))
+    return lambda v: f"{float(v):.{decimals}f}"
 
 
 def formatted(table: Table) -> pd.DataFrame:
@@ -203,7 +217,7 @@ def render_html(title: str, sections: Sequence[Section], *, preamble: str = "") 
     """The report as one HTML file with inline CSS; figures are ``<img>`` with relative paths."""
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self'; "
+             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src 'self' file: http: https:; "
              "style-src 'unsafe-inline'\">",
              f"<title>{html_text(title)}</title><style>{_CSS}</style></head><body>",
              f"<h1>{html_text(title)}</h1>"]

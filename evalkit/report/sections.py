@@ -77,7 +77,8 @@ def leaderboard_section(ctx: ReportContext) -> Section | None:
     from evalkit.plots.ratings import plot_leaderboard
 
     ax = plot_leaderboard(table)
-    fig = ctx.save_figure(ax, "leaderboard", f"Bradley-Terry Elo with {table.attrs.get('interval', 'intervals')}.")
+    fig = ctx.save_figure(ax, "leaderboard", "Bradley-Terry Elo rating of each model (dot), best first, with its "
+                                             f"{table.attrs.get('interval', 'confidence')} interval (whiskers).")
     text = (f"Bradley-Terry ratings on the Elo scale (ties: {table.attrs.get('ties', 'half')}); interval: "
             f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}.")
     return Section("Leaderboard", (Text(text), Table(table, floatfmt=".4g", csv="tables/leaderboard.csv"), fig))
