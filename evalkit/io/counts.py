@@ -130,7 +130,7 @@ def cells_from_frame(frame: pd.DataFrame, *, cluster: str | None = None) -> Comp
     if cluster is not None:
         if cluster not in frame.columns:
             raise ValueError(
-                f"The cluster column {cluster!r} is not in the comparisons; they have "
+                f"The cluster column {cluster!r} is not in the frame of comparisons; it has "
                 f"{[c for c in frame.columns if c not in ('line', 'source')]}."
             )
         col = frame[cluster]

@@ -81,6 +81,7 @@ def elo_table(
     level: float = 0.95,
     frame: pd.DataFrame | None = None,
     cluster: str | None = None,
+    cluster_correction: str = "CR1",
 ) -> pd.DataFrame:
     """Elo ratings of a fit with normal-approximation (Wald) intervals.
 
@@ -97,6 +98,8 @@ def elo_table(
     frame, cluster : optional
         The fit's comparisons frame (exact sandwich for weights / continuous outcomes)
         and a cluster column for the cluster-robust sandwich; see :meth:`BTFit.covariance`.
+    cluster_correction : {"CR1", "CR0"}, default "CR1"
+        Small-sample factor of the cluster-robust sandwich (``G / (G - 1)`` or none).
 
     Returns
     -------
@@ -107,7 +110,7 @@ def elo_table(
     """
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    cov = fit.covariance(se, frame=frame, cluster=cluster)
+    cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
     n = len(fit.theta)
     if anchor is None:
         var = np.diag(cov)
