@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.io import FORMATS, read_comparisons
+from evalkit.cli.rate import add_engine_arguments
+from evalkit.io import FORMATS
 from evalkit.io.write import to_markdown, write_table
 from evalkit.summary import alpaca_eval_summary, summarize
 
@@ -34,14 +35,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "results/<model>/<annotator>/ directory")
     p.add_argument("--judge", default=None, help="judge name for files without a judge column")
     p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
+    from evalkit.engine.aggregate import aggregate_comparisons
+
     source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = read_comparisons(source, format=args.format, baseline=args.baseline,
-                                     judge=args.judge, model_name_from=args.model_name_from)
+    frame, report = aggregate_comparisons(
+        source, format=args.format, baseline=args.baseline, judge=args.judge,
+        model_name_from=args.model_name_from, engine=args.engine, scheduler=args.scheduler,
+        progress=getattr(args, "progress", None))
     print(report.to_text(), file=sys.stderr)
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()

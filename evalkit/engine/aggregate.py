@@ -90,6 +90,8 @@ def _duckdb_file(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
     """Cells of one file by DuckDB, or None when the pandas reader must read it."""
     import duckdb
 
+    if not path.is_file():
+        return None
     rel = _relation(path, read_head(path))
     if rel is None:
         return None
