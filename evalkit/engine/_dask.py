@@ -17,7 +17,7 @@ import pandas as pd
 
 from evalkit._progress import ProgressFn, tick
 from evalkit.engine.executor import _DASK_MISSING, SCHEDULER_ENV
-from evalkit.io._files import _CSV_NA
+from evalkit.io._files import _CSV_NA, read_head
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import cell_spec, partition_cells
 from evalkit.io.read import detect_format
@@ -69,12 +69,41 @@ def _frame(path: str):
                        blocksize=None if comp else 2**26, compression=comp), kind
 
 
+def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
+                opts: dict[str, Any]) -> tuple[ComparisonCounts, ReadReport] | None:
+    """Cells of one path computed on the cluster, or None when the pandas reader must read it."""
+    import dask
+
+    from evalkit.engine.aggregate import check_header, finish_cells
+
+    if "://" not in item and os.path.isfile(item):
+        with open(item, "rb") as fh:
+            head = fh.read(4096)
+        if check_header(Path(item), read_head(Path(item))) is None or head[:2] == b"\x1f\x8b" and not item.endswith(".gz"):
+            return None
+    ddf, _ = _frame(item)
+    cols = [str(c) for c in ddf.columns]
+    name = fmt or ("columns" if opts["columns"] else detect_format(cols, source=item))
+    spec = cell_spec(name, cols, cluster=cluster, mapping=opts["columns"],
+                     outcome_map=opts["outcome_map"])
+    if spec is None:
+        return None
+    tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
+    cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
+    keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
+    cells = cells.groupby(keys, dropna=False, sort=False).agg(
+        weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
+    return finish_cells(cells, path=item, fmt=name, cluster=cluster, opts=opts,
+                        per_row=max(1, len(spec.wins)))
+
+
 def dask_aggregate(
     source: str | Path | Sequence[str | Path], *, cluster: str | None, scheduler: str | Any | None,
-    read: dict[str, Any], progress: ProgressFn | None = None,
+    read: dict[str, Any], progress: ProgressFn | None = None, fast: bool = True,
 ) -> tuple[ComparisonCounts, ReadReport]:
-    """Cells of ``source`` computed on a Dask cluster (see the module docstring)."""
-    from evalkit.engine.aggregate import _pandas, finish_cells
+    """Cells of ``source`` computed on a Dask cluster (see the module docstring); ``fast=False``
+    (options only the pandas reader has) reads every file with the pandas reader."""
+    from evalkit.engine.aggregate import _pandas
 
     try:
         import dask.dataframe  # noqa: F401
@@ -89,22 +118,12 @@ def dask_aggregate(
         parts, reports = [], []
         tick(progress, "aggregate", 0, len(items))
         for k, item in enumerate(items):
-            ddf, _ = _frame(item)
-            cols = [c for c in ddf.columns]
-            name = fmt or ("columns" if opts["columns"] else detect_format(cols, source=item))
-            spec = cell_spec(name, cols, cluster=cluster, mapping=opts["columns"],
-                             outcome_map=opts["outcome_map"])
-            res = None
-            if spec is not None:
-                import dask
-
-                tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
-                cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
-                keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
-                cells = cells.groupby(keys, dropna=False, sort=False).agg(
-                    weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
-                res = finish_cells(cells, path=item, fmt=name, cluster=cluster, opts=opts,
-                                   per_row=max(1, len(spec.wins)))
+            try:
+                res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast else None
+            except Exception:  # noqa: BLE001 - any failure: the pandas reader names the problem
+                if "://" in item:
+                    raise
+                res = None
             if res is None:  # the pandas reader says what is wrong, with the line
                 res = _pandas(item, cluster, read)
             parts.append(res[0])

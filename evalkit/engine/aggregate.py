@@ -19,7 +19,9 @@ weights equal) and the same :class:`~evalkit.io.ReadReport`.
 
 from __future__ import annotations
 
+import csv
 import glob as _glob
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,7 @@ from evalkit._progress import ProgressFn, tick
 from evalkit.io._files import _CSV_NA, check_unique_columns, container_of, read_head
 from evalkit.io.counts import ComparisonCounts, cells_from_frame
 from evalkit.io.fastpath import KEY_TYPES, cell_spec, cell_sql, first_problem
-from evalkit.io.read import FORMATS, _paths, detect_format, read_comparisons
+from evalkit.io.read import _paths, check_read_options, detect_format, read_comparisons
 from evalkit.io.report import ReadReport, merge_reports
 
 __all__ = ["AGGREGATION_ENGINES", "aggregate_comparisons"]
@@ -55,29 +57,47 @@ def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def _relation(path: Path, head: bytes) -> str | None:
-    """DuckDB table function reading ``path`` (None: let the pandas reader handle it)."""
+def check_header(path: Path, head: bytes) -> str | None:
+    """The container of a local file (None when the pandas reader must sniff it), after
+    checking that its header names no column twice (ValueError)."""
     if not head.strip() or head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return None
     try:
         kind = container_of(path, head)
     except ValueError:
         return None
-    lit = "'" + str(path).replace("'", "''") + "'"
-    gz = "'gzip'" if path.open("rb").read(2) == b"\x1f\x8b" else "'none'"
     if kind == "parquet":
         import pyarrow.parquet as pq
 
-        check_unique_columns(path, [n for n in pq.read_schema(path).names if not n.startswith("__index")])
+        try:
+            names = pq.read_schema(path).names
+        except Exception:  # noqa: BLE001 - pyarrow raises several types; the pandas reader explains
+            return None
+        check_unique_columns(path, [n for n in names if not n.startswith("__index")])
+    elif kind == "csv":
+        first = head.decode("utf-8-sig", errors="replace").split("\n", 1)[0]
+        sep = "\t" if _is_tsv(path) else ","
+        header = next(csv.reader(io.StringIO(first), delimiter=sep), [])
+        check_unique_columns(path, [h.strip() for h in header])
+    return kind
+
+
+def _is_tsv(path: Path) -> bool:
+    return bool({".tsv", ".tab"} & {s.lower() for s in path.suffixes})
+
+
+def _relation(path: Path, head: bytes) -> str | None:
+    """DuckDB table function reading ``path`` (None: let the pandas reader handle it)."""
+    kind = check_header(path, head)
+    if kind is None:
+        return None
+    lit = "'" + str(path).replace("'", "''") + "'"
+    with path.open("rb") as fh:
+        gz = "'gzip'" if fh.read(2) == b"\x1f\x8b" else "'none'"
+    if kind == "parquet":
         return f"read_parquet({lit})"
     if kind == "csv":
-        sep = "\\t" if {".tsv", ".tab"} & {s.lower() for s in path.suffixes} else ","
-        import csv
-        import io
-
-        first = head.decode("utf-8-sig", errors="replace").split("\n", 1)[0]
-        header = next(csv.reader(io.StringIO(first), delimiter="\t" if sep != "," else ","), [])
-        check_unique_columns(path, [h.strip() for h in header])
+        sep = "\\t" if _is_tsv(path) else ","
         nulls = ", ".join("'" + v + "'" for v in _CSV_NA)
         return (f"read_csv({lit}, header=true, all_varchar=true, delim=E'{sep}', "
                 f"nullstr=[{nulls}], compression={gz})")
@@ -206,23 +226,25 @@ def aggregate_comparisons(
     """
     if engine not in AGGREGATION_ENGINES:
         raise ValueError(f"engine must be one of {list(AGGREGATION_ENGINES)}; got {engine!r} instead.")
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
+    check_read_options(format=format, columns=columns,
+                       self_comparisons=read_options.get("self_comparisons", "error"),
+                       constants=read_options.get("constants"))
     read = dict(format=format, columns=columns, encoding=encoding, **read_options)
     if isinstance(source, pd.DataFrame) or engine == "pandas":
         tick(progress, "read", 0, 1)
         out = _pandas(source, cluster, read)
         tick(progress, "read", 1, 1)
         return out
+    fast_ok = (encoding in (None, "utf-8", "utf8") and not read_options.get("constants")
+               and read_options.get("judge") is None)
     if engine == "dask":
         from evalkit.engine._dask import dask_aggregate
 
-        return dask_aggregate(source, cluster=cluster, scheduler=scheduler, read=read, progress=progress)
+        return dask_aggregate(source, cluster=cluster, scheduler=scheduler, read=read,
+                              progress=progress, fast=fast_ok)
     import duckdb
 
     paths = _expand(source)
-    fast_ok = (encoding in (None, "utf-8", "utf8") and not read_options.get("constants")
-               and read_options.get("judge") is None)
     opts = {"columns": columns, "outcome_map": read_options.get("outcome_map"),
             "self_comparisons": read_options.get("self_comparisons", "error")}
     con = duckdb.connect()

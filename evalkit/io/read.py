@@ -22,9 +22,9 @@ from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, conve
 from evalkit.io.fastchat import convert_arena, convert_mt_bench
 from evalkit.io.report import ReadReport, ReadResult
 from evalkit.io.schema import validate_comparisons
-from evalkit.io.tables import OutcomeMap, convert_canonical, convert_columns, convert_left_right
+from evalkit.io.tables import OutcomeMap, check_column_keys, convert_canonical, convert_columns, convert_left_right
 
-__all__ = ["FORMATS", "detect_format", "read_comparisons"]
+__all__ = ["FORMATS", "check_read_options", "detect_format", "read_comparisons"]
 
 #: Known formats and the columns that identify them, in detection order.
 FORMATS: dict[str, tuple[str, ...]] = {
@@ -130,6 +130,17 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
     return fmt, frame, drop, conv.notes
 
 
+def check_read_options(*, format: str | None = None, self_comparisons: str = "error",
+                       columns: Mapping[str, str] | None = None,
+                       constants: Mapping[str, object] | None = None) -> None:
+    """Raise a ValueError for options :func:`read_comparisons` does not accept."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
+    if self_comparisons not in ("error", "drop"):
+        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
+    check_column_keys(columns, constants)
+
+
 def read_comparisons(
     source: str | Path | Sequence[str | Path] | pd.DataFrame,
     *,
@@ -189,10 +200,8 @@ def read_comparisons(
         an unknown outcome label, a self-comparison (unless dropped) or an invalid row; the
         message names the file, the line, the column, what was found and what is allowed.
     """
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
-    if self_comparisons not in ("error", "drop"):
-        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
+    check_read_options(format=format, self_comparisons=self_comparisons, columns=columns,
+                       constants=constants)
     opts = dict(columns=columns, constants=constants, outcome_map=outcome_map,
                 missing_outcome=missing_outcome, self_comparisons=self_comparisons,
                 judge=judge, baseline=baseline, model_name_from=model_name_from)
