@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri
 
 if TYPE_CHECKING:
     from evalkit.ratings.bt import BTFit
@@ -120,7 +120,7 @@ def elo_table(
         var[k] = 0.0
     sd = ELO_SCALE * np.sqrt(np.clip(var, 0.0, None))
     elo = theta_to_elo(fit.theta, fit.players, base=base, anchor=anchor)
-    z = norm.ppf(0.5 + level / 2)
+    z = float(ndtri(0.5 + level / 2))  # the normal quantile (scipy.stats.norm.ppf; lighter import)
     return pd.DataFrame(
         {
             "model": list(fit.players),
