@@ -1,0 +1,146 @@
+"""Rank intervals and tie groups for a leaderboard.
+
+Three answers to "which ranks are these ratings compatible with?":
+
+* :func:`fastchat_rank` - FastChat / LMArena's rule: ``rank_i = 1 + #{j : low_j > high_i}``,
+  from each model's own (marginal) interval. One number per model; models with
+  overlapping intervals share it. Simple, but the marginal intervals do not hold for all
+  models at once.
+* :func:`rank_intervals` - simultaneous rank intervals (Mogstad, Romano, Shaikh & Wilhelm
+  2024, "Inference for ranks"): max-|t| over all pairwise differences of the bootstrap (or
+  Gaussian) replicates gives one critical value ``c`` such that every pairwise difference
+  lies within ``c`` standard errors in ``level`` of replicates. Model ``i`` is ranked above
+  ``j`` when ``(r_i - r_j) / se_ij > c``; then ``rank_low = 1 + #{j above i}`` and
+  ``rank_high = n - #{j below i}``. All intervals hold jointly with probability ``level``.
+* :func:`tie_groups` - consecutive groups by rating: a model starts a new group when it is
+  significantly below (by the same simultaneous test) the best model of the current group.
+  Members of a group are statistically indistinguishable from its best member.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit._rng import RNGLike, as_generator
+from evalkit.ratings.elo import ELO_SCALE
+
+if TYPE_CHECKING:
+    from evalkit.ratings.bootstrap import BTBootstrap
+    from evalkit.ratings.bt import BTFit
+
+__all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
+           "rank_columns"]
+
+
+def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
+    """FastChat's rank: 1 + the number of models whose lower bound exceeds this model's upper bound."""
+    lo, hi = np.asarray(ci_low, dtype=float), np.asarray(ci_high, dtype=float)
+    return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
+
+
+def pairwise_dominance(
+    estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95
+) -> tuple[np.ndarray, float]:
+    """``above[i, j]``: ``i`` is significantly above ``j``, simultaneously over all pairs.
+
+    Parameters
+    ----------
+    estimate : (n,) array
+        Point ratings (any scale on which differences matter).
+    replicates : (B, n) array
+        Bootstrap (or Gaussian) replicates of the ratings; rows with NaN are ignored.
+    level : float
+
+    Returns
+    -------
+    above : (n, n) bool array
+    critical : float
+        The max-|t| critical value.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+    est = np.asarray(estimate, dtype=float)
+    reps = np.asarray(replicates, dtype=float)
+    reps = reps[np.all(np.isfinite(reps), axis=1)]
+    n = est.size
+    if reps.ndim != 2 or reps.shape[1] != n or len(reps) < 20:
+        raise ValueError(f"'replicates' must be (B >= 20, {n}) finite rows; got shape {np.shape(replicates)} with "
+                         f"{len(reps)} finite rows.")
+    iu, ju = np.triu_indices(n, 1)
+    d_hat = est[iu] - est[ju]
+    dev = (reps[:, iu] - reps[:, ju]) - d_hat
+    se = np.sqrt(np.mean(dev**2, axis=0))
+    safe = np.where(se > 0, se, np.inf)
+    crit = float(np.quantile(np.max(np.abs(dev) / safe, axis=1), level))
+    t = np.where(se > 0, d_hat / safe, np.sign(d_hat) * np.inf)
+    above = np.zeros((n, n), dtype=bool)
+    above[iu, ju] = t > crit
+    above[ju, iu] = t < -crit
+    return above, crit
+
+
+def rank_intervals(
+    estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Simultaneous ``(rank_low, rank_high)`` of every model (1 = best), jointly at ``level``."""
+    above, _ = pairwise_dominance(estimate, replicates, level=level)
+    n = above.shape[0]
+    return 1 + above.sum(axis=0), n - above.sum(axis=1)
+
+
+def tie_groups(estimate: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """Group number (1 = top) of each model: a new group starts at the first model significantly
+    below the best model of the current group (``above`` from :func:`pairwise_dominance`)."""
+    est = np.asarray(estimate, dtype=float)
+    order = np.argsort(-est, kind="stable")
+    group = np.zeros(est.size, dtype=int)
+    g, leader = 1, order[0]
+    for k in order:
+        if above[leader, k]:
+            g, leader = g + 1, k
+        group[k] = g
+    return group
+
+
+def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int = 2000,
+                        rng: RNGLike) -> np.ndarray:
+    """Draws from ``N(estimate, cov)`` (a parametric bootstrap for Wald intervals), ``(n_draws, n)``."""
+    gen = as_generator(rng)
+    return gen.multivariate_normal(np.asarray(estimate, float), np.asarray(cov, float), size=n_draws,
+                                   method="eigh")
+
+
+def rank_columns(
+    table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
+    frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
+    rng: RNGLike | None = None,
+) -> pd.DataFrame:
+    """Add ``rank_fastchat``, ``rank_low``, ``rank_high`` and ``tie_group`` to a leaderboard.
+
+    ``rank_fastchat`` applies FastChat's rule to the table's own ``ci_low`` / ``ci_high``;
+    the simultaneous columns use the bootstrap replicates when given, else ``n_draws = 2000``
+    Gaussian draws from the fit's ``se`` covariance (seeded by ``rng``, 0 when None: the
+    Wald intervals themselves are deterministic). ``attrs["ranks"]`` says which.
+    """
+    out = table.copy()
+    out["rank_fastchat"] = fastchat_rank(out["ci_low"].to_numpy(), out["ci_high"].to_numpy())
+    est = ELO_SCALE * fit.theta
+    if boot is not None and len(boot.theta) >= 20:
+        reps, how = ELO_SCALE * boot.theta, f"{len(boot.theta)} bootstrap replicates"
+    else:
+        cov = fit.covariance(se, frame=frame, cluster=cluster) * ELO_SCALE**2
+        reps = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
+        how = f"2000 Gaussian draws from the {se} covariance"
+    above, crit = pairwise_dominance(est, reps, level=level)
+    pos = pd.Index(fit.players).get_indexer(out["model"])
+    out["rank_low"] = (1 + above.sum(axis=0))[pos]
+    out["rank_high"] = (len(est) - above.sum(axis=1))[pos]
+    out["tie_group"] = tie_groups(est, above)[pos]
+    info: dict[str, Any] = {"ranks": f"simultaneous {level:.0%} rank intervals (max-|t| over all pairs, "
+                                     f"critical value {crit:.3g}) from {how}; rank_fastchat = 1 + models "
+                                     "whose lower bound is above this model's upper bound"}
+    out.attrs.update(table.attrs, **info)
+    return out
