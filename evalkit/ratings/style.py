@@ -72,8 +72,9 @@ class LogitFit:
     ) -> np.ndarray:
         """``H^-1`` (``"hessian"``) or ``H^-1 M H^-1`` (``"sandwich"``; per cluster with ``groups``).
 
-        ``cr1`` multiplies the cluster meat by ``G / (G - 1)`` (Stata's / statsmodels' CR1 without
-        the ``(N - 1) / (N - K)`` term, which the GLM cluster covariance of statsmodels also omits).
+        ``cr1`` multiplies the cluster meat by ``G / (G - 1) * (N - 1) / (N - K)`` (Stata's CR1, as
+        statsmodels' ``cov_type="cluster"`` with its default ``use_correction=True``; ``N`` the total
+        frequency weight, ``K`` the number of coefficients). Without it: CR0.
         """
         h_inv = np.linalg.inv(self.information)
         if kind == "hessian":
@@ -89,7 +90,8 @@ class LogitFit:
             ).tocsr() @ s
             meat = agg.T @ agg
             if cr1:
-                meat = meat * (len(uniq) / (len(uniq) - 1.0))
+                n_obs, k = float(self.weight.sum()), len(self.coef)
+                meat = meat * (len(uniq) / (len(uniq) - 1.0)) * ((n_obs - 1.0) / (n_obs - k))
         meat = np.asarray(meat.todense() if sparse.issparse(meat) else meat)
         return h_inv @ meat @ h_inv
 
@@ -293,7 +295,7 @@ def fit_style_bt(
     cluster : str, optional
         Column of dependent comparisons (cluster-robust sandwich).
     cr1 : bool, default True
-        With ``cluster``: multiply the meat by ``G / (G - 1)``.
+        With ``cluster``: the CR1 factor ``G / (G - 1) * (N - 1) / (N - K)`` (see :meth:`LogitFit.covariance`).
     tol : float
 
     Returns
