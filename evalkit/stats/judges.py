@@ -1,0 +1,227 @@
+"""Judge diagnostics for pairwise judgment logs: who judged, position bias, self-preference, agreement.
+
+* :func:`judge_panels` - one judge label per row: the ``judge`` column when it names a few
+  judges, else the judge named by the caller or by the source file (``gpt3-comparisons.csv``
+  -> ``gpt-3.5-turbo``); a crowd (many raters in ``judge``) is one panel named after its file.
+* :func:`match_contestants` - contestants that are the judge model itself (names compared
+  after lower-casing and dropping punctuation: ``gpt-3.5-turbo`` = ``GPT 3.5 Turbo``), and
+  variants of it (``GPT 3.5 Turbo (16k)``: the judge's name tokens followed by more).
+* :func:`position_bias_table` - per panel: exact binomial test of left wins among decisive
+  votes (:func:`evalkit.stats.position_bias_test`) and the position-adjusted odds of the left
+  answer between equals (:func:`evalkit.ratings.position.fit_position_bt`).
+* :func:`self_preference_table` - a judge that is also a contestant: its model's Elo and rank
+  with all votes and without the judge's own votes.
+* :func:`agreement_table` - agreement on shared (item, pair) units: between panels (Cohen's
+  kappa for two, Fleiss' kappa and Krippendorff's alpha for more) and among the raters of a
+  crowd panel.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from evalkit.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha, position_bias_test
+
+__all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
+           "self_preference_table", "agreement_table", "normalise_name"]
+
+# Formats whose player_a is the answer shown first / on the left.
+POSITION_FORMATS = ("left_right", "arena")
+# File-name stems of known judge logs -> judge model (LLMFAO names its GPT-3.5 Turbo judge file "gpt3").
+_ALIASES = {"gpt3": "gpt-3.5-turbo", "gpt35": "gpt-3.5-turbo", "chatgpt": "gpt-3.5-turbo", "gpt4": "gpt-4"}
+_MAX_NAMED_JUDGES = 10
+_LABELS = {1.0: "left", 0.0: "right", 0.5: "tie"}
+
+
+def normalise_name(name: str) -> str:
+    """Lower case, punctuation and spaces dropped: ``"GPT 3.5 Turbo"`` -> ``"gpt35turbo"``."""
+    return re.sub(r"[^a-z0-9]+", "", str(name).lower())
+
+
+def judge_from_source(source: str) -> str:
+    """Judge name from a log's file name: the stem without ``-comparisons`` etc., known aliases resolved."""
+    stem = Path(str(source)).name.split(".")[0]
+    stem = re.sub(r"[-_](comparisons|judgments|judgements|votes|annotations|preferences)$", "", stem)
+    return _ALIASES.get(normalise_name(stem), stem)
+
+
+def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
+    """The judge panel of every row (see the module docstring); ``attrs`` are not used."""
+    if "judge" in frame.columns and frame["judge"].notna().all() and frame["judge"].nunique() <= _MAX_NAMED_JUDGES:
+        return frame["judge"].astype(str)
+    if judge is not None:
+        return pd.Series(str(judge), index=frame.index)
+    if "source" in frame.columns and frame["source"].notna().all():
+        return frame["source"].map(judge_from_source).astype(str)
+    return pd.Series("judge", index=frame.index)
+
+
+def match_contestants(judge: str, players: list[str] | tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``(same, variants)``: contestants whose normalised name equals the judge's, and those whose name
+    tokens extend the judge's (``GPT 3.5 Turbo (16k)`` for ``gpt-3.5-turbo``; not ``gpt-4o`` for ``gpt-4``)."""
+    key = normalise_name(judge)
+    if not key:
+        return [], []
+    tokens = re.findall(r"[a-z0-9]+", str(judge).lower())
+    same = [p for p in players if normalise_name(p) == key]
+    variants = [p for p in players if p not in same
+                and re.findall(r"[a-z0-9]+", str(p).lower())[: len(tokens)] == tokens]
+    return same, variants
+
+
+def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float = 0.95) -> pd.DataFrame:
+    """Per panel: left / right / tie votes, the left share with its Clopper-Pearson interval, the exact binomial
+    p-value (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer."""
+    from evalkit.ratings.position import fit_position_bt, position_effect
+
+    rows = []
+    for name, idx in panels.groupby(panels, sort=True).groups.items():
+        sub = frame.loc[idx]
+        lab = sub["outcome"].map(_LABELS)
+        row = {"judge": name, "n": len(sub), "left": int((lab == "left").sum()),
+               "right": int((lab == "right").sum()), "ties": int((lab == "tie").sum()),
+               "other": int(lab.isna().sum())}
+        try:
+            res = position_bias_test(lab.dropna().to_numpy(), confidence_level=level)
+        except ValueError as exc:
+            rows.append({**row, "note": f"not tested: {exc}"})
+            continue
+        lo, hi = res.confidence_interval()
+        row.update(left_share=res.estimate, ci_low=lo, ci_high=hi, pvalue=res.pvalue,
+                   favours="left" if res.estimate > 0.5 else "right" if res.estimate < 0.5 else "neither")
+        try:
+            eff = position_effect(fit_position_bt(sub), level)
+            g_lo, g_hi = eff.confidence_interval()
+            row.update(adj_odds_left=eff.odds_ratio, adj_odds_low=float(np.exp(g_lo)),
+                       adj_odds_high=float(np.exp(g_hi)), note="")
+        except (ValueError, np.linalg.LinAlgError) as exc:
+            row["note"] = f"no position-adjusted fit: {exc}"
+        rows.append(row)
+    cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "favours",
+            "adj_odds_left", "adj_odds_low", "adj_odds_high", "note"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def _rating(frame: pd.DataFrame, model: str, level: float) -> tuple[float, float, float, int, int] | str:
+    from evalkit.ratings import leaderboard
+
+    try:
+        t = leaderboard(frame, level=level)
+    except ValueError as exc:
+        return f"no ratings ({str(exc).split('.')[0]})"
+    if model not in set(t["model"]):
+        return "not rated"
+    r = t.set_index("model").loc[model]
+    return float(r["elo"]), float(r["ci_low"]), float(r["ci_high"]), int(r["rank"]), len(t)
+
+
+def self_preference_table(frame: pd.DataFrame, panels: pd.Series, *, level: float = 0.95) -> pd.DataFrame:
+    """One row per (judge, contestant that is the judge model or a variant of it): Elo, interval and rank with all
+    votes, and without the judge's own votes (from the other judges), plus the judge's win rate for its model."""
+    players = sorted(set(frame["player_a"]) | set(frame["player_b"]))
+    rows = []
+    for name in sorted(panels.unique()):
+        same, variants = match_contestants(name, players)
+        for model, kind in [(m, "same model") for m in same] + [(m, "variant") for m in variants]:
+            own = panels == name
+            mine = own & ((frame["player_a"] == model) | (frame["player_b"] == model))
+            score = np.where(frame.loc[mine, "player_a"] == model, frame.loc[mine, "outcome"],
+                             1 - frame.loc[mine, "outcome"])
+            row = {"judge": name, "model": model, "match": kind, "games_judged": int(mine.sum()),
+                   "judge_win_rate": float(np.mean(score)) if len(score) else np.nan}
+            for tag, part in (("all", frame), ("without", frame[~own])):
+                got = _rating(part, model, level) if len(part) else "no other judge's votes"
+                if isinstance(got, str):
+                    row[f"note_{tag}"] = got
+                else:
+                    row.update({f"elo_{tag}": got[0], f"ci_low_{tag}": got[1], f"ci_high_{tag}": got[2],
+                                f"rank_{tag}": got[3], f"n_models_{tag}": got[4]})
+            rows.append(row)
+    cols = ["judge", "model", "match", "games_judged", "judge_win_rate", "elo_all", "ci_low_all", "ci_high_all",
+            "rank_all", "n_models_all", "elo_without", "ci_low_without", "ci_high_without", "rank_without",
+            "n_models_without", "note_all", "note_without"]
+    return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def _units(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """Unit = (item, unordered pair); label = outcome of the alphabetically first player (0, 0.5, 1)."""
+    a, b = frame["player_a"].astype(str), frame["player_b"].astype(str)
+    swap = a > b
+    lo, hi = a.where(~swap, b), b.where(~swap, a)
+    unit = frame["item"].astype(str) + "\x1f" + lo + "\x1f" + hi
+    label = frame["outcome"].where(~swap, 1 - frame["outcome"]).round(6)
+    return unit, label
+
+
+def _stats(wide: pd.DataFrame, what: str) -> list[dict]:
+    """Agreement statistics of a units x raters label table (NaN = not rated)."""
+    out = []
+    rated = wide.notna().sum(axis=1)
+    shared = wide[rated >= 2]
+    if len(shared) < 2:
+        return [{"between": what, "statistic": "none", "value": np.nan, "units": len(shared),
+                 "note": "fewer than 2 units rated by two or more raters"}]
+    codes = {v: k for k, v in enumerate(sorted(pd.unique(shared.to_numpy().ravel()[~pd.isna(shared.to_numpy().ravel())])))}
+    num = shared.apply(lambda c: c.map(codes)).to_numpy(dtype=float)
+    if wide.shape[1] == 2:
+        both = shared.dropna()
+        try:
+            k = cohen_kappa(both.iloc[:, 0].astype(str), both.iloc[:, 1].astype(str))
+            out.append({"between": what, "statistic": "Cohen's kappa", "value": k.estimate, "units": len(both),
+                        "note": f"SE {k.details['se']:.3g}"})
+        except ValueError as exc:
+            out.append({"between": what, "statistic": "Cohen's kappa", "value": np.nan, "units": len(both),
+                        "note": str(exc)})
+    else:
+        m = int(pd.Series(rated[rated >= 2]).mode().iloc[0])
+        eq = num[(~np.isnan(num)).sum(axis=1) == m]
+        table = np.stack([(eq == c).sum(axis=1) for c in range(len(codes))], axis=1)
+        try:
+            out.append({"between": what, "statistic": "Fleiss' kappa", "value": fleiss_kappa(table),
+                        "units": len(eq), "note": f"units with exactly {m} raters (the most common number)"})
+        except ValueError as exc:
+            out.append({"between": what, "statistic": "Fleiss' kappa", "value": np.nan, "units": len(eq),
+                        "note": str(exc)})
+    try:
+        alpha = krippendorff_alpha(num.T, level="nominal")
+    except ValueError:
+        alpha = np.nan
+    out.append({"between": what, "statistic": "Krippendorff's alpha (nominal)", "value": alpha, "units": len(shared),
+                "note": "all units with two or more raters"})
+    return out
+
+
+def agreement_table(frame: pd.DataFrame, panels: pd.Series) -> pd.DataFrame:
+    """Agreement on shared (item, pair) units, labels = which of the pair won (or tie), oriented by name.
+
+    Between panels (each panel's label on a unit is its most common label there; units where
+    that is tied are left out) when there are two or more panels; among the raters of each
+    panel with a ``judge`` column of several raters (a crowd)."""
+    if "item" not in frame.columns or frame["item"].isna().any():
+        return pd.DataFrame([{"between": "judges", "statistic": "none", "value": np.nan, "units": 0,
+                              "note": "no item column: shared units cannot be identified"}])
+    unit, label = _units(frame)
+    rows: list[dict] = []
+    if panels.nunique() >= 2:
+        long = pd.DataFrame({"unit": unit, "panel": panels, "label": label})
+        cnt = long.groupby(["unit", "panel", "label"]).size().rename("n").reset_index()
+        top = cnt[cnt["n"] == cnt.groupby(["unit", "panel"])["n"].transform("max")]
+        unique = top.groupby(["unit", "panel"])["label"].transform("size") == 1
+        wide = top[unique].set_index(["unit", "panel"])["label"].unstack("panel")
+        rows += _stats(wide, "panels " + ", ".join(map(str, wide.columns)))
+    if "judge" in frame.columns and frame["judge"].notna().all():
+        for name in sorted(panels.unique()):
+            sub = panels == name
+            if frame.loc[sub, "judge"].nunique() < 2:
+                continue
+            long = pd.DataFrame({"unit": unit[sub], "rater": frame.loc[sub, "judge"].astype(str), "label": label[sub]})
+            wide = long.drop_duplicates(["unit", "rater"]).pivot(index="unit", columns="rater", values="label")
+            rows += _stats(wide, f"raters of {name} ({wide.shape[1]})")
+    if not rows:
+        rows = [{"between": "judges", "statistic": "none", "value": np.nan, "units": 0,
+                 "note": "one judge with one vote per unit: no agreement to measure"}]
+    return pd.DataFrame(rows)
