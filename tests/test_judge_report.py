@@ -12,7 +12,12 @@ from evalkit.ratings import leaderboard
 from evalkit.ratings.categories import category_leaderboards
 from evalkit.report import write_report
 from evalkit.report.judge import cluster_warning, judge_section
-from evalkit.stats.judges import agreement_table, judge_from_source, judge_panels, self_preference_table
+from evalkit.stats.judges import (
+    agreement_table,
+    judge_from_source,
+    judge_panels,
+    self_preference_table,
+)
 
 LLMFAO = "tests/data/llmfao"
 

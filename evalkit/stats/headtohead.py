@@ -18,7 +18,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-
 from scipy import stats
 
 from evalkit.stats.multiplicity import MultiplicityResult, adjust_pvalues

@@ -24,7 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha, position_bias_test
+from evalkit.stats.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+    position_bias_test,
+)
 
 __all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
            "self_preference_table", "agreement_table", "normalise_name"]
