@@ -6,7 +6,11 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from evalkit.ratings.lc import alpaca_eval_lc_frame, instruction_difficulty, length_controlled_win_rate
+from evalkit.ratings.lc import (
+    alpaca_eval_lc_frame,
+    instruction_difficulty,
+    length_controlled_win_rate,
+)
 
 PREFS = "data/alpaca_eval/weighted_alpaca_eval_gpt4_turbo__vs_gpt4_1106_preview__preferences.csv.gz"
 BOARD = "tests/data/alpaca_eval/weighted_alpaca_eval_gpt4_turbo_leaderboard.csv"
