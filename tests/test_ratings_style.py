@@ -168,3 +168,16 @@ def test_simultaneous_rank_intervals_cover_true_ranks():
         lo, hi = rank_intervals(fit.theta, boot.theta)
         covered += bool(np.all((lo <= true_rank) & (true_rank <= hi)))
     assert covered / n_rep >= 0.95, covered
+
+
+def test_marginal_rank_intervals_are_narrower_and_still_cover():
+    # 12 models 1 apart, replicate SD 0.244: adjacent t = 1 / (0.244 sqrt 2) = 2.9, between the marginal (max over
+    # 11 pairs, ~2.6) and the simultaneous (max over 66 pairs, ~3.2) critical values
+    rng = np.random.default_rng(1)
+    est = np.arange(12.0)[::-1]
+    reps = est + rng.normal(scale=0.244, size=(4000, 12))
+    s_lo, s_hi = rank_intervals(est, reps)
+    m_lo, m_hi = rank_intervals(est, reps, simultaneous=False)
+    truth = np.arange(1, 13)
+    assert np.all(m_lo >= s_lo) and np.all(m_hi <= s_hi)
+    assert np.all((m_lo <= truth) & (truth <= m_hi)) and (m_hi - m_lo).sum() < (s_hi - s_lo).sum()

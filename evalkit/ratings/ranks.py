@@ -41,6 +41,24 @@ def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
     return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
 
 
+def _pair_t(estimate: np.ndarray, replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(iu, ju, t, abs_dev_t)``: pairs ``i < j``, their t-statistics and the replicates' |deviation| / se."""
+    est = np.asarray(estimate, dtype=float)
+    reps = np.asarray(replicates, dtype=float)
+    if reps.ndim != 2 or reps.shape[1] != est.size:
+        raise ValueError(f"'replicates' must be (B, {est.size}); got shape {reps.shape}.")
+    reps = reps[np.all(np.isfinite(reps), axis=1)]
+    if len(reps) < 20:
+        raise ValueError(f"'replicates' needs at least 20 finite rows; got {len(reps)}.")
+    iu, ju = np.triu_indices(est.size, 1)
+    d_hat = est[iu] - est[ju]
+    dev = (reps[:, iu] - reps[:, ju]) - d_hat
+    se = np.sqrt(np.mean(dev**2, axis=0))
+    safe = np.where(se > 0, se, np.inf)
+    t = np.where(se > 0, d_hat / safe, np.sign(d_hat) * np.inf)
+    return iu, ju, t, np.abs(dev) / safe
+
+
 def pairwise_dominance(
     estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95
 ) -> tuple[np.ndarray, float]:
@@ -62,20 +80,9 @@ def pairwise_dominance(
     """
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    est = np.asarray(estimate, dtype=float)
-    reps = np.asarray(replicates, dtype=float)
-    reps = reps[np.all(np.isfinite(reps), axis=1)]
-    n = est.size
-    if reps.ndim != 2 or reps.shape[1] != n or len(reps) < 20:
-        raise ValueError(f"'replicates' must be (B >= 20, {n}) finite rows; got shape {np.shape(replicates)} with "
-                         f"{len(reps)} finite rows.")
-    iu, ju = np.triu_indices(n, 1)
-    d_hat = est[iu] - est[ju]
-    dev = (reps[:, iu] - reps[:, ju]) - d_hat
-    se = np.sqrt(np.mean(dev**2, axis=0))
-    safe = np.where(se > 0, se, np.inf)
-    crit = float(np.quantile(np.max(np.abs(dev) / safe, axis=1), level))
-    t = np.where(se > 0, d_hat / safe, np.sign(d_hat) * np.inf)
+    iu, ju, t, abs_t = _pair_t(estimate, replicates)
+    n = np.asarray(estimate).size
+    crit = float(np.quantile(np.max(abs_t, axis=1), level))
     above = np.zeros((n, n), dtype=bool)
     above[iu, ju] = t > crit
     above[ju, iu] = t < -crit
@@ -83,12 +90,31 @@ def pairwise_dominance(
 
 
 def rank_intervals(
-    estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95
+    estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95, simultaneous: bool = True
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Simultaneous ``(rank_low, rank_high)`` of every model (1 = best), jointly at ``level``."""
-    above, _ = pairwise_dominance(estimate, replicates, level=level)
-    n = above.shape[0]
-    return 1 + above.sum(axis=0), n - above.sum(axis=1)
+    """``(rank_low, rank_high)`` of every model (1 = best).
+
+    ``simultaneous=True``: all intervals hold jointly at ``level`` (max-|t| over all pairs).
+    ``simultaneous=False``: each model's own interval holds at ``level`` (max-|t| over the
+    ``n - 1`` pairs involving that model; Mogstad et al.'s marginal set): narrower, but read
+    one model at a time.
+    """
+    if simultaneous:
+        above, _ = pairwise_dominance(estimate, replicates, level=level)
+        n = above.shape[0]
+        return 1 + above.sum(axis=0), n - above.sum(axis=1)
+    if not 0 < level < 1:
+        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+    iu, ju, t, abs_t = _pair_t(estimate, replicates)
+    n = np.asarray(estimate).size
+    lo, hi = np.ones(n, dtype=int), np.full(n, n)
+    for i in range(n):
+        mine = (iu == i) | (ju == i)
+        crit = np.quantile(np.max(abs_t[:, mine], axis=1), level)
+        t_i = np.where(iu[mine] == i, t[mine], -t[mine])  # t of (i - other)
+        lo[i] += int(np.sum(t_i < -crit))
+        hi[i] -= int(np.sum(t_i > crit))
+    return lo, hi
 
 
 def tie_groups(estimate: np.ndarray, above: np.ndarray) -> np.ndarray:
