@@ -10,7 +10,12 @@ import pandas as pd
 from evalkit.io import read_comparisons
 from evalkit.ratings import leaderboard
 from evalkit.ratings.position import fit_position_bt, position_effect
-from evalkit.stats.judges import agreement_table, judge_panels, position_bias_table, self_preference_table
+from evalkit.stats.judges import (
+    agreement_table,
+    judge_panels,
+    position_bias_table,
+    self_preference_table,
+)
 
 FILES = [f"data/llmfao/{j}-comparisons.csv" for j in ("gpt3", "gpt4", "crowd")]
 

@@ -96,6 +96,13 @@ class LogitFit:
         return h_inv @ meat @ h_inv
 
 
+def _weighted_gram(x: np.ndarray | sparse.csr_matrix, v: np.ndarray) -> np.ndarray:
+    """``X' diag(v) X`` as a dense array."""
+    if sparse.issparse(x):
+        return np.asarray((x.T @ x.multiply(v[:, None])).todense())
+    return x.T @ (x * v[:, None])
+
+
 def _loglik(eta: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
     return float(np.sum(w * (y * log_expit(eta) + (1.0 - y) * log_expit(-eta))))
 
@@ -135,8 +142,7 @@ def fit_logit(
     for it in range(1, max_iter + 1):  # noqa: B007
         p = expit(eta)
         grad = xs.T @ (w * (y - p))
-        wx = xs.multiply((w * p * (1 - p))[:, None]) if sparse.issparse(xs) else xs * (w * p * (1 - p))[:, None]
-        info = np.asarray((xs.T @ wx).todense() if sparse.issparse(xs) else xs.T @ wx)
+        info = _weighted_gram(xs, w * p * (1 - p))
         step = np.linalg.solve(info, np.asarray(grad).ravel())
         for _ in range(30):
             new_eta = off + xs @ (beta + step)
@@ -149,8 +155,7 @@ def fit_logit(
             converged = True
             break
     p = expit(eta)
-    wx = xs.multiply((w * p * (1 - p))[:, None]) if sparse.issparse(xs) else xs * (w * p * (1 - p))[:, None]
-    info = np.asarray((xs.T @ wx).todense() if sparse.issparse(xs) else xs.T @ wx)
+    info = _weighted_gram(xs, w * p * (1 - p))
     resid = y - p
     scores = xs.multiply(resid[:, None]).tocsr() if sparse.issparse(xs) else xs * resid[:, None]
     return LogitFit(coef=beta, information=info, scores=scores, weight=w, loglik=obj, n_iter=it,
