@@ -115,3 +115,15 @@ def test_rate_by_category_names_the_correction(capsys):
     assert table.attrs["skipped"] == {}
     with pytest.raises(ValueError, match="'nope' is not in the comparisons"):
         category_leaderboards(frame, "nope")
+
+
+def test_position_adjusted_ratings_one_panel_equals_position_fit():
+    from evalkit.ratings.position import position_leaderboard
+    from evalkit.stats.judges import position_adjusted_ratings
+
+    frame, _ = read_comparisons(f"{LLMFAO}/gpt3-comparisons.csv")
+    got = position_adjusted_ratings(frame, judge_panels(frame)).set_index("model")
+    ref = position_leaderboard(frame).set_index("model")
+    np.testing.assert_allclose(got["elo_adjusted"], ref.loc[got.index, "elo"], atol=1e-6)
+    plain = leaderboard(frame).set_index("model")
+    assert (got["rank_change"] == plain.loc[got.index, "rank"] - got["rank_adjusted"]).all()

@@ -21,6 +21,7 @@ from evalkit.stats.judges import (
     POSITION_FORMATS,
     agreement_table,
     judge_panels,
+    position_adjusted_ratings,
     position_bias_table,
     self_preference_table,
 )
@@ -117,6 +118,19 @@ def judge_section(ctx: ReportContext) -> Section | None:
                         "side a model was shown on."),
                    Bullets(tuple(_position_lines(pos, level))),
                    Table(pos, floatfmt=".4g", csv="tables/position_bias.csv")]
+        try:
+            adj = position_adjusted_ratings(frame, panels, plain=ctx.results.get("leaderboard"), level=level)
+        except ValueError as exc:
+            blocks.append(Text(f"No position-adjusted ratings: {str(exc).split('.')[0]}."))
+        else:
+            results["position_adjusted"] = adj
+            moved = adj.loc[adj["rank_change"].abs().idxmax()]
+            blocks += [Text(f"How far the position bias moved the ratings: Elo with a left advantage per judge "
+                            f"({adj.attrs['interval']}) next to the plain Elo; the largest rank change is "
+                            f"{moved['model']} ({int(moved['rank'])} -> {int(moved['rank_adjusted'])}). Full table: "
+                            "`tables/position_adjusted.csv`."),
+                       Table(adj.head(int(ctx.params.get("max_players", 20))), floatfmt=".4g",
+                             csv="tables/position_adjusted.csv", data=adj)]
     else:
         blocks.append(Text(f"Position bias: not tested — the answer order is not known for format {fmt!r}."))
     selfp = self_preference_table(frame, panels, level=level)

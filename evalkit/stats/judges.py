@@ -11,6 +11,8 @@
   answer between equals (:func:`evalkit.ratings.position.fit_position_bt`).
 * :func:`self_preference_table` - a judge that is also a contestant: its model's Elo and rank
   with all votes and without the judge's own votes.
+* :func:`position_adjusted_ratings` - plain Elo next to Elo with a left-position advantage
+  per judge (how far the position bias moved each model);
 * :func:`agreement_table` - agreement on shared (item, pair) units: between panels (Cohen's
   kappa for two, Fleiss' kappa and Krippendorff's alpha for more) and among the raters of a
   crowd panel.
@@ -32,7 +34,7 @@ from evalkit.stats.agreement import (
 )
 
 __all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
-           "self_preference_table", "agreement_table", "normalise_name"]
+           "self_preference_table", "agreement_table", "normalise_name", "position_adjusted_ratings"]
 
 # Formats whose player_a is the answer shown first / on the left.
 POSITION_FORMATS = ("left_right", "arena")
@@ -109,6 +111,31 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
     cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "favours",
             "adj_odds_left", "adj_odds_low", "adj_odds_high", "note"]
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def position_adjusted_ratings(frame: pd.DataFrame, panels: pd.Series, *, plain: pd.DataFrame | None = None,
+                              level: float = 0.95) -> pd.DataFrame:
+    """Plain Bradley-Terry Elo next to Elo with one left-position advantage per judge panel.
+
+    The adjusted fit is :func:`evalkit.ratings.style.fit_style_bt` with the covariates
+    ``1[panel == j]`` (for one panel: :func:`evalkit.ratings.position.fit_position_bt`).
+    ``plain`` is the plain leaderboard if already computed. Sorted by the adjusted Elo;
+    ``rank_change`` = plain rank - adjusted rank (positive: the bias had pushed the model down).
+    """
+    from evalkit.ratings import leaderboard
+    from evalkit.ratings.style import fit_style_bt
+
+    names = sorted(panels.unique())
+    cols = {f"left|{j}": (panels == j).to_numpy(dtype=float) for j in names}
+    adj = fit_style_bt(frame.assign(**cols), list(cols)).table(level=level)
+    plain = leaderboard(frame, level=level) if plain is None else plain
+    out = adj.rename(columns={"rank": "rank_adjusted", "elo": "elo_adjusted", "ci_low": "ci_low_adjusted",
+                              "ci_high": "ci_high_adjusted"})
+    out = out.join(plain.set_index("model")[["rank", "elo"]], on="model")
+    out["rank_change"] = out["rank"] - out["rank_adjusted"]
+    out.attrs["interval"] = adj.attrs["interval"]
+    return out[["model", "rank", "elo", "rank_adjusted", "elo_adjusted", "ci_low_adjusted", "ci_high_adjusted",
+                "rank_change"]]
 
 
 def _rating(frame: pd.DataFrame, model: str, level: float) -> tuple[float, float, float, int, int] | str:
