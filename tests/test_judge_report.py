@@ -127,3 +127,18 @@ def test_position_adjusted_ratings_one_panel_equals_position_fit():
     np.testing.assert_allclose(got["elo_adjusted"], ref.loc[got.index, "elo"], atol=1e-6)
     plain = leaderboard(frame).set_index("model")
     assert (got["rank_change"] == plain.loc[got.index, "rank"] - got["rank_adjusted"]).all()
+
+
+def test_crowd_raters_biased_on_their_own_holm():
+    from statsmodels.stats.multitest import multipletests
+
+    from evalkit.stats.judges import position_bias_table
+
+    frame, _ = read_comparisons(f"{LLMFAO}/crowd-comparisons.csv")
+    got = position_bias_table(frame, judge_panels(frame))["raters"].iloc[0]
+    raw = pd.read_csv(f"{LLMFAO}/crowd-comparisons.csv")
+    tally = pd.crosstab(raw["worker"], raw["winner"])
+    tally = tally[tally["left"] + tally["right"] >= 10]
+    p = [stats.binomtest(a, a + b).pvalue for a, b in zip(tally["left"], tally["right"], strict=True)]
+    reject = multipletests(p, method="holm")[0]  # statsmodels Holm
+    assert got.startswith(f"{int(reject.sum())} of {len(tally)} raters with >= 10 decisive votes")

@@ -67,7 +67,7 @@ def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
         if not pd.isna(r.adj_odds_left):
             line += (f"; position-adjusted odds of the left answer between equals {r.adj_odds_left:.3g} "
                      f"({r.adj_odds_low:.3g}..{r.adj_odds_high:.3g})")
-        out.append(line + ".")
+        out.append(line + "." + (f" Raters: {r.raters}." if isinstance(r.raters, str) and r.raters else ""))
     return out
 
 

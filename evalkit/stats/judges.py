@@ -107,10 +107,30 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
                        adj_odds_high=float(np.exp(g_hi)), note="")
         except (ValueError, np.linalg.LinAlgError) as exc:
             row["note"] = f"no position-adjusted fit: {exc}"
-        rows.append(row)
+        rows.append({**row, "raters": _rater_summary(sub, lab)})
     cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "favours",
-            "adj_odds_left", "adj_odds_low", "adj_odds_high", "note"]
+            "adj_odds_left", "adj_odds_low", "adj_odds_high", "note", "raters"]
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def _rater_summary(sub: pd.DataFrame, lab: pd.Series, *, min_votes: int = 10) -> str:
+    """For a panel of several raters (a crowd): how many are individually biased, Holm-adjusted."""
+    if "judge" not in sub.columns or sub["judge"].isna().any() or sub["judge"].nunique() < 2:
+        return ""
+    from scipy.stats import binomtest
+
+    from evalkit.stats.multiplicity import adjust_pvalues
+
+    tally = pd.crosstab(sub["judge"].astype(str), lab).reindex(columns=["left", "right"], fill_value=0)
+    tally = tally[tally.sum(axis=1) >= min_votes]
+    if tally.empty:
+        return f"no rater has {min_votes} decisive votes"
+    p = [binomtest(int(a), int(a + b)).pvalue for a, b in zip(tally["left"], tally["right"], strict=True)]
+    res = adjust_pvalues(p, method="holm", family=f"position-bias tests of {len(tally)} raters")
+    rej = np.asarray(res.reject, dtype=bool)
+    left = int(np.sum(rej & (tally["left"] > tally["right"]).to_numpy()))
+    return (f"{int(rej.sum())} of {len(tally)} raters with >= {min_votes} decisive votes are biased on their own "
+            f"(exact binomial, Holm; {left} towards the left)")
 
 
 def position_adjusted_ratings(frame: pd.DataFrame, panels: pd.Series, *, plain: pd.DataFrame | None = None,
