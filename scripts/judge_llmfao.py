@@ -13,6 +13,7 @@ from evalkit.ratings.position import fit_position_bt, position_effect
 from evalkit.stats.judges import (
     agreement_table,
     judge_panels,
+    position_adjusted_ratings,
     position_bias_table,
     self_preference_table,
 )
@@ -28,6 +29,9 @@ def main() -> None:
     pos = position_bias_table(frame, panels)
     print(pos[["judge", "left", "right", "ties", "left_share", "pvalue", "adj_odds_left", "adj_odds_low",
                "adj_odds_high"]].to_string(index=False))
+    print(pos["raters"].tolist())
+    adj = position_adjusted_ratings(frame, panels)
+    print(adj.loc[adj["rank_change"].abs().sort_values(ascending=False).index[:3]].round(1).to_string(index=False))
     sp = self_preference_table(frame, panels)
     print(sp[["judge", "model", "match", "judge_win_rate", "elo_all", "rank_all", "elo_without", "rank_without",
               "n_models_all"]].round(3).to_string(index=False))
