@@ -42,6 +42,10 @@ def main() -> None:
         plain = leaderboard(fr).set_index("model")
         adj = fit_position_bt(fr)
         print(f"{name}: position effect {position_effect(adj).describe()}")
+        moved = position_adjusted_ratings(fr, judge_panels(fr), plain=plain.reset_index())
+        top = moved.loc[moved["rank_change"].abs().idxmax()]
+        print(f"{name}: largest rank change with position adjustment: {top['model']} {top['rank']} -> "
+              f"{top['rank_adjusted']}")
         lb = leaderboard(fr, interval="bootstrap", cluster="item", n_boot=1000, rng=0)
         width = (lb["rank_high"] - lb["rank_low"] + 1)
         print(f"{name}: {len(lb)} models; sandwich tie groups {plain['tie_group'].max()}, simultaneous rank interval "
