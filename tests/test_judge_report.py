@@ -142,3 +142,8 @@ def test_crowd_raters_biased_on_their_own_holm():
     p = [stats.binomtest(a, a + b).pvalue for a, b in zip(tally["left"], tally["right"], strict=True)]
     reject = multipletests(p, method="holm")[0]  # statsmodels Holm
     assert got.startswith(f"{int(reject.sum())} of {len(tally)} raters with >= 10 decisive votes")
+
+
+def test_adjust_position_refuses_options_it_ignores(capsys):
+    assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--anchor", "GPT 4=1000"]) == 2
+    assert "cannot be combined with --anchor" in capsys.readouterr().err

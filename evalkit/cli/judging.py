@@ -68,6 +68,12 @@ def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, 
     else:
         from evalkit.ratings.position import position_leaderboard
 
+        clash = [f for f, on in (("--anchor", args.anchor), ("--bootstrap", n_boot), ("--l2", args.l2),
+                                 ("--ties " + str(args.ties), args.ties != "half")) if on]
+        if clash:
+            raise ValueError(f"--adjust-position gives centred Wald intervals with ties as half a win; it cannot be "
+                             f"combined with {', '.join(clash)}.")
+
         kind = "hessian" if args.interval == "hessian" else "sandwich"
         table = position_leaderboard(frame, base=base, level=args.level, kind=kind, cluster=args.cluster)
         print(f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
