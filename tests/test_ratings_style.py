@@ -181,3 +181,18 @@ def test_marginal_rank_intervals_are_narrower_and_still_cover():
     truth = np.arange(1, 13)
     assert np.all(m_lo >= s_lo) and np.all(m_hi <= s_hi)
     assert np.all((m_lo <= truth) & (truth <= m_hi)) and (m_hi - m_lo).sum() < (s_hi - s_lo).sum()
+
+
+def test_leaderboard_rank_columns_and_their_size_limit():
+    from evalkit.ratings import leaderboard
+    from evalkit.ratings.ranks import rank_columns
+
+    frame, _ = read_comparisons(f"{LLMFAO}/gpt4-comparisons.csv")
+    table = leaderboard(frame)
+    assert {"rank_fastchat", "rank_low", "rank_high", "tie_group"} <= set(table.columns)
+    assert (table["rank_low"] <= table["rank"]).all() and (table["rank"] <= table["rank_high"]).all()
+    assert (table["rank_fastchat"] == fastchat_rank(table["ci_low"], table["ci_high"])).all()
+    fit = fit_bt(aggregate(frame))
+    small = rank_columns(table.drop(columns=["rank_fastchat", "rank_low", "rank_high", "tie_group"]), fit,
+                         max_players=10)
+    assert small["rank_low"].isna().all() and "skipped" in small.attrs["ranks"]

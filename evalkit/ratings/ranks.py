@@ -41,22 +41,41 @@ def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
     return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
 
 
-def _pair_t(estimate: np.ndarray, replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(iu, ju, t, abs_dev_t)``: pairs ``i < j``, their t-statistics and the replicates' |deviation| / se."""
-    est = np.asarray(estimate, dtype=float)
-    reps = np.asarray(replicates, dtype=float)
-    if reps.ndim != 2 or reps.shape[1] != est.size:
-        raise ValueError(f"'replicates' must be (B, {est.size}); got shape {reps.shape}.")
-    reps = reps[np.all(np.isfinite(reps), axis=1)]
-    if len(reps) < 20:
-        raise ValueError(f"'replicates' needs at least 20 finite rows; got {len(reps)}.")
-    iu, ju = np.triu_indices(est.size, 1)
-    d_hat = est[iu] - est[ju]
-    dev = (reps[:, iu] - reps[:, ju]) - d_hat
-    se = np.sqrt(np.mean(dev**2, axis=0))
-    safe = np.where(se > 0, se, np.inf)
-    t = np.where(se > 0, d_hat / safe, np.sign(d_hat) * np.inf)
-    return iu, ju, t, np.abs(dev) / safe
+_CHUNK = 2_000_000  # replicate x pair cells per block
+
+
+class _PairStats:
+    """Pairwise differences ``i < j`` of the estimate, their bootstrap SEs and t-statistics, and the
+    replicates' max |deviation| / SE over any subset of pairs (computed in blocks, never B x all pairs)."""
+
+    def __init__(self, estimate: np.ndarray, replicates: np.ndarray) -> None:
+        est = np.asarray(estimate, dtype=float)
+        reps = np.asarray(replicates, dtype=float)
+        if reps.ndim != 2 or reps.shape[1] != est.size:
+            raise ValueError(f"'replicates' must be (B, {est.size}); got shape {reps.shape}.")
+        reps = reps[np.all(np.isfinite(reps), axis=1)]
+        if len(reps) < 20:
+            raise ValueError(f"'replicates' needs at least 20 finite rows; got {len(reps)}.")
+        self.n = est.size
+        self.dev = reps - est  # (B, n): replicate deviations
+        self.iu, self.ju = np.triu_indices(self.n, 1)
+        d_hat = est[self.iu] - est[self.ju]
+        cov = self.dev.T @ self.dev / len(reps)
+        var = np.diag(cov)[self.iu] + np.diag(cov)[self.ju] - 2 * cov[self.iu, self.ju]
+        self.se = np.sqrt(np.clip(var, 0.0, None))
+        safe = np.where(self.se > 0, self.se, np.inf)
+        self.safe = safe
+        self.t = np.where(self.se > 0, d_hat / safe, np.sign(d_hat) * np.inf)
+
+    def max_abs_t(self, pairs: np.ndarray) -> np.ndarray:
+        """Per replicate, max over ``pairs`` (indices into ``iu``/``ju``) of |deviation| / SE."""
+        out = np.zeros(len(self.dev))
+        step = max(1, _CHUNK // max(len(self.dev), 1))
+        for k in range(0, len(pairs), step):
+            p = pairs[k:k + step]
+            block = np.abs(self.dev[:, self.iu[p]] - self.dev[:, self.ju[p]]) / self.safe[p]
+            out = np.maximum(out, block.max(axis=1))
+        return out
 
 
 def pairwise_dominance(
@@ -80,12 +99,11 @@ def pairwise_dominance(
     """
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    iu, ju, t, abs_t = _pair_t(estimate, replicates)
-    n = np.asarray(estimate).size
-    crit = float(np.quantile(np.max(abs_t, axis=1), level))
-    above = np.zeros((n, n), dtype=bool)
-    above[iu, ju] = t > crit
-    above[ju, iu] = t < -crit
+    ps = _PairStats(estimate, replicates)
+    crit = float(np.quantile(ps.max_abs_t(np.arange(len(ps.iu))), level))
+    above = np.zeros((ps.n, ps.n), dtype=bool)
+    above[ps.iu, ps.ju] = ps.t > crit
+    above[ps.ju, ps.iu] = ps.t < -crit
     return above, crit
 
 
@@ -105,13 +123,12 @@ def rank_intervals(
         return 1 + above.sum(axis=0), n - above.sum(axis=1)
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    iu, ju, t, abs_t = _pair_t(estimate, replicates)
-    n = np.asarray(estimate).size
-    lo, hi = np.ones(n, dtype=int), np.full(n, n)
-    for i in range(n):
-        mine = (iu == i) | (ju == i)
-        crit = np.quantile(np.max(abs_t[:, mine], axis=1), level)
-        t_i = np.where(iu[mine] == i, t[mine], -t[mine])  # t of (i - other)
+    ps = _PairStats(estimate, replicates)
+    lo, hi = np.ones(ps.n, dtype=int), np.full(ps.n, ps.n)
+    for i in range(ps.n):
+        mine = np.flatnonzero((ps.iu == i) | (ps.ju == i))
+        crit = np.quantile(ps.max_abs_t(mine), level)
+        t_i = np.where(ps.iu[mine] == i, ps.t[mine], -ps.t[mine])  # t of (i - other)
         lo[i] += int(np.sum(t_i < -crit))
         hi[i] -= int(np.sum(t_i > crit))
     return lo, hi
@@ -133,27 +150,39 @@ def tie_groups(estimate: np.ndarray, above: np.ndarray) -> np.ndarray:
 
 def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int = 2000,
                         rng: RNGLike) -> np.ndarray:
-    """Draws from ``N(estimate, cov)`` (a parametric bootstrap for Wald intervals), ``(n_draws, n)``."""
+    """Draws from ``N(estimate, cov)`` (a parametric bootstrap for Wald intervals), ``(n_draws, n)``.
+
+    ``cov`` may be singular (centred ratings): draws use its eigen-decomposition, negative
+    round-off eigenvalues set to 0.
+    """
     gen = as_generator(rng)
-    return gen.multivariate_normal(np.asarray(estimate, float), np.asarray(cov, float), size=n_draws,
-                                   method="eigh")
+    w, v = np.linalg.eigh(0.5 * (np.asarray(cov, float) + np.asarray(cov, float).T))
+    z = gen.standard_normal((n_draws, len(w)))
+    return np.asarray(estimate, float) + (z * np.sqrt(np.clip(w, 0.0, None))) @ v.T
 
 
 def rank_columns(
     table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
     frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
-    rng: RNGLike | None = None,
+    rng: RNGLike | None = None, max_players: int = 300,
 ) -> pd.DataFrame:
     """Add ``rank_fastchat``, ``rank_low``, ``rank_high`` and ``tie_group`` to a leaderboard.
 
     ``rank_fastchat`` applies FastChat's rule to the table's own ``ci_low`` / ``ci_high``;
     the simultaneous columns use the bootstrap replicates when given, else ``n_draws = 2000``
     Gaussian draws from the fit's ``se`` covariance (seeded by ``rng``, 0 when None: the
-    Wald intervals themselves are deterministic). ``attrs["ranks"]`` says which.
+    Wald intervals themselves are deterministic). ``attrs["ranks"]`` says which. Above
+    ``max_players`` only ``rank_fastchat`` is filled (the others are NA, and ``attrs`` says so).
     """
     out = table.copy()
     out["rank_fastchat"] = fastchat_rank(out["ci_low"].to_numpy(), out["ci_high"].to_numpy())
     est = ELO_SCALE * fit.theta
+    if len(est) > max_players:
+        out["rank_low"], out["rank_high"], out["tie_group"] = pd.NA, pd.NA, pd.NA
+        out.attrs.update(table.attrs, ranks=f"simultaneous rank intervals skipped: {len(est)} players > max_players "
+                                            f"= {max_players} (the cost grows as players^2 x replicates; call "
+                                            "evalkit.ratings.ranks.rank_intervals directly)")
+        return out
     if boot is not None and len(boot.theta) >= 20:
         reps, how = ELO_SCALE * boot.theta, f"{len(boot.theta)} bootstrap replicates"
     else:
