@@ -196,3 +196,14 @@ def test_leaderboard_rank_columns_and_their_size_limit():
     small = rank_columns(table.drop(columns=["rank_fastchat", "rank_low", "rank_high", "tie_group"]), fit,
                          max_players=10)
     assert small["rank_low"].isna().all() and "skipped" in small.attrs["ranks"]
+
+
+def test_identical_players_are_tied_not_nan():
+    # two byte-identical submissions (AlpacaEval's falcon-7b/40b files) have zero spread in their difference
+    rng = np.random.default_rng(0)
+    est = np.array([1.0, 0.0, 0.0, -1.0])
+    noise = rng.normal(scale=0.2, size=(500, 4))
+    noise[:, 2] = noise[:, 1]
+    with np.errstate(all="raise"):
+        lo, hi = rank_intervals(est, est + noise)
+    assert lo[1] == lo[2] and hi[1] == hi[2]

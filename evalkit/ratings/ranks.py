@@ -65,7 +65,9 @@ class _PairStats:
         self.se = np.sqrt(np.clip(var, 0.0, None))
         safe = np.where(self.se > 0, self.se, np.inf)
         self.safe = safe
-        self.t = np.where(self.se > 0, d_hat / safe, np.sign(d_hat) * np.inf)
+        # no spread: a nonzero difference is certain (+/- inf), an exact tie is t = 0 (identical players)
+        certain = np.where(d_hat > 0, np.inf, np.where(d_hat < 0, -np.inf, 0.0))
+        self.t = np.where(self.se > 0, d_hat / safe, certain)
 
     def max_abs_t(self, pairs: np.ndarray) -> np.ndarray:
         """Per replicate, max over ``pairs`` (indices into ``iu``/``ju``) of |deviation| / SE."""
