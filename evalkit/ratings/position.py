@@ -23,6 +23,8 @@ from scipy.special import expit
 
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import encode_players
+from evalkit.ratings.elo import ELO_SCALE
+from evalkit.ratings.ranks import add_rank_columns
 from evalkit.ratings.style import CovKind, StyleFit, design, finish, fit_logit, fit_style_bt
 
 __all__ = ["PositionEffect", "fit_position_bt", "position_effect", "position_leaderboard"]
@@ -114,8 +116,9 @@ def position_leaderboard(
     frame: pd.DataFrame, *, base: float = 1000.0, level: float = 0.95, kind: CovKind = "sandwich",
     cluster: str | None = None,
 ) -> pd.DataFrame:
-    """Position-adjusted Elo leaderboard (``rate --adjust-position``): ``rank, model, elo, ci_low, ci_high``
-    plus the raw tallies; ``attrs`` carries the interval description and the position effect."""
+    """Position-adjusted Elo leaderboard (``rate --adjust-position``): ``rank, model, elo, ci_low, ci_high``,
+    the raw tallies and the rank columns of :func:`evalkit.ratings.ranks.add_rank_columns` (from 2000 seeded
+    Gaussian draws of the fit's covariance); ``attrs`` carries the interval description and the position effect."""
     from evalkit.summary import summarize
 
     fit = fit_position_bt(frame, kind=kind, cluster=cluster)
@@ -126,4 +129,6 @@ def position_leaderboard(
     out.attrs.update(table.attrs, ties="half", converged=fit.converged, n_iter=fit.logit.n_iter,
                      position=eff.describe(), position_gamma=eff.gamma)
     out.attrs["interval"] = "position-adjusted, " + out.attrs["interval"]
-    return out
+    n = len(fit.players)
+    return add_rank_columns(out, fit.players, ELO_SCALE * fit.theta, cov=fit.cov[:n, :n] * ELO_SCALE**2,
+                            how=fit.cov_kind, level=level)

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from evalkit.ratings.bt import BTFit
 
 __all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
-           "rank_columns"]
+           "rank_columns", "add_rank_columns"]
 
 
 def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
@@ -176,23 +176,39 @@ def rank_columns(
     Wald intervals themselves are deterministic). ``attrs["ranks"]`` says which. Above
     ``max_players`` only ``rank_fastchat`` is filled (the others are NA, and ``attrs`` says so).
     """
+    if boot is not None and len(boot.theta) >= 20:
+        return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, replicates=ELO_SCALE * boot.theta,
+                                how=f"{len(boot.theta)} bootstrap replicates", level=level, max_players=max_players)
+    if len(fit.players) > max_players:  # do not compute a covariance that will not be used
+        return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, level=level, max_players=max_players)
+    cov = fit.covariance(se, frame=frame, cluster=cluster)
+    return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, cov=cov * ELO_SCALE**2, how=se, level=level,
+                            rng=rng, max_players=max_players)
+
+
+def add_rank_columns(
+    table: pd.DataFrame, players: tuple[str, ...], estimate: np.ndarray, *, replicates: np.ndarray | None = None,
+    cov: np.ndarray | None = None, how: str = "", level: float = 0.95, rng: RNGLike | None = None,
+    max_players: int = 300,
+) -> pd.DataFrame:
+    """:func:`rank_columns` for any fit: ``estimate`` (Elo, in ``players`` order) with bootstrap
+    ``replicates`` or a covariance ``cov`` (then 2000 Gaussian draws seeded by ``rng``, 0 when None)."""
     out = table.copy()
     out["rank_fastchat"] = fastchat_rank(out["ci_low"].to_numpy(), out["ci_high"].to_numpy())
-    est = ELO_SCALE * fit.theta
+    est = np.asarray(estimate, dtype=float)
     if len(est) > max_players:
         out["rank_low"], out["rank_high"], out["tie_group"] = pd.NA, pd.NA, pd.NA
         out.attrs.update(table.attrs, ranks=f"simultaneous rank intervals skipped: {len(est)} players > max_players "
                                             f"= {max_players} (the cost grows as players^2 x replicates; call "
                                             "evalkit.ratings.ranks.rank_intervals directly)")
         return out
-    if boot is not None and len(boot.theta) >= 20:
-        reps, how = ELO_SCALE * boot.theta, f"{len(boot.theta)} bootstrap replicates"
-    else:
-        cov = fit.covariance(se, frame=frame, cluster=cluster) * ELO_SCALE**2
-        reps = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
-        how = f"2000 Gaussian draws from the {se} covariance"
-    above, crit = pairwise_dominance(est, reps, level=level)
-    pos = pd.Index(fit.players).get_indexer(out["model"])
+    if replicates is None:
+        if cov is None:
+            raise ValueError("Pass bootstrap 'replicates' or a covariance 'cov'.")
+        replicates = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
+        how = f"2000 Gaussian draws from the {how + ' ' if how else ''}covariance"
+    above, crit = pairwise_dominance(est, replicates, level=level)
+    pos = pd.Index(players).get_indexer(out["model"])
     out["rank_low"] = (1 + above.sum(axis=0))[pos]
     out["rank_high"] = (len(est) - above.sum(axis=1))[pos]
     out["tie_group"] = tie_groups(est, above)[pos]
