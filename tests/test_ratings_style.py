@@ -207,3 +207,10 @@ def test_identical_players_are_tied_not_nan():
     with np.errstate(all="raise"):
         lo, hi = rank_intervals(est, est + noise)
     assert lo[1] == lo[2] and hi[1] == hi[2]
+
+
+def test_position_fit_names_models_without_finite_ratings():
+    frame = pd.DataFrame({"player_a": ["a", "a", "b", "c"], "player_b": ["b", "c", "c", "b"],
+                          "outcome": [1.0, 1.0, 1.0, 0.0], "weight": 1.0})  # 'a' never loses
+    with pytest.raises(ValueError, match="never lose"):
+        fit_position_bt(frame)

@@ -22,10 +22,19 @@ from scipy import sparse, stats
 from scipy.special import expit
 
 from evalkit.io.schema import validate_comparisons
-from evalkit.ratings.counts import encode_players
+from evalkit.ratings.counts import aggregate, encode_players
 from evalkit.ratings.elo import ELO_SCALE
+from evalkit.ratings.existence import check_existence
 from evalkit.ratings.ranks import add_rank_columns
-from evalkit.ratings.style import CovKind, StyleFit, design, finish, fit_logit, fit_style_bt
+from evalkit.ratings.style import (
+    CovKind,
+    StyleFit,
+    design,
+    finish,
+    fit_logit,
+    fit_style_bt,
+    not_converged,
+)
 
 __all__ = ["PositionEffect", "fit_position_bt", "position_effect", "position_leaderboard"]
 
@@ -51,6 +60,7 @@ def fit_position_bt(
     if cluster is not None:
         return fit_style_bt(frame, [], intercept=True, kind=kind, cluster=cluster, cr1=cr1, tol=tol)
     frame = validate_comparisons(frame)
+    check_existence(aggregate(frame, validate=False), ties="half")
     players, a, b = encode_players(frame["player_a"], frame["player_b"])
     agg = (pd.DataFrame({"a": a, "b": b, "y": frame["outcome"].to_numpy(float),
                          "w": frame["weight"].to_numpy(float)})
@@ -60,8 +70,7 @@ def fit_position_bt(
                        sparse.csr_matrix(np.ones((len(agg), 1)))]).tocsr()
     lf = fit_logit(x, agg["y"].to_numpy(), agg["w"].to_numpy(), tol=tol)
     if not lf.converged:
-        raise ValueError(f"The position-adjusted fit did not converge in {lf.n_iter} Newton steps (a model that "
-                         "never loses or never wins has no finite strength).")
+        not_converged(frame, lf.n_iter, "position-adjusted")
     return finish(lf, players, ["player_a"], kind=kind, groups=None, cluster=None, cr1=cr1)
 
 

@@ -32,8 +32,9 @@ from scipy import sparse, stats
 from scipy.special import expit, log_expit
 
 from evalkit.io.schema import validate_comparisons
-from evalkit.ratings.counts import encode_players
+from evalkit.ratings.counts import aggregate, encode_players
 from evalkit.ratings.elo import ELO_SCALE
+from evalkit.ratings.existence import check_existence
 
 __all__ = ["LogitFit", "StyleFit", "fit_logit", "fit_style_bt", "length_feature", "design"]
 
@@ -143,7 +144,10 @@ def fit_logit(
         p = expit(eta)
         grad = xs.T @ (w * (y - p))
         info = _weighted_gram(xs, w * p * (1 - p))
-        step = np.linalg.solve(info, np.asarray(grad).ravel())
+        try:
+            step = np.linalg.solve(info, np.asarray(grad).ravel())
+        except np.linalg.LinAlgError:  # information singular: the estimate runs off to infinity
+            break
         for _ in range(30):
             new_eta = off + xs @ (beta + step)
             new_obj = _loglik(new_eta, y, w)
@@ -274,6 +278,12 @@ def finish(
                     cov=0.5 * (cov + cov.T), cov_kind=label, n_clusters=n_cl, logit=lf)
 
 
+def not_converged(frame: pd.DataFrame, n_iter: int, what: str) -> None:
+    """Raise a convergence error (the ratings exist: that is checked before fitting)."""
+    raise ValueError(f"The {what} fit did not converge in {n_iter} Newton steps; the ratings exist, so a covariate "
+                     "may separate the outcomes perfectly: check the covariates.")
+
+
 def fit_style_bt(
     frame: pd.DataFrame,
     covariates: Sequence[str],
@@ -311,7 +321,8 @@ def fit_style_bt(
     ------
     ValueError
         On a missing or non-numeric covariate column (naming the first bad row), an unknown
-        ``kind``, or a fit that did not converge (e.g. a model that never loses).
+        ``kind``, ratings that do not exist without covariates (a model that never loses or
+        never wins; the message names them), or a fit that did not converge.
     """
     if kind not in ("sandwich", "hessian"):
         raise ValueError(f"'kind' must be 'sandwich' or 'hessian'; got {kind!r}.")
@@ -326,6 +337,7 @@ def fit_style_bt(
             first = int(np.flatnonzero(bad)[0])
             raise ValueError(f"Covariate column {c!r} must be finite numbers; got {frame[c].iloc[first]!r} in "
                              f"{int(bad.sum())} rows (first at row {first}).")
+    check_existence(aggregate(frame, validate=False), ties="half")
     players, a, b = encode_players(frame["player_a"], frame["player_b"])
     z = [pd.to_numeric(frame[c]).to_numpy(dtype=float) for c in names]
     if intercept:
@@ -340,6 +352,5 @@ def fit_style_bt(
         groups = frame[cluster].astype(str).to_numpy()
     lf = fit_logit(x, frame["outcome"].to_numpy(float), frame["weight"].to_numpy(float), tol=tol)
     if not lf.converged:
-        raise ValueError(f"The covariate-controlled Bradley–Terry fit did not converge in {lf.n_iter} Newton steps "
-                         "(a model that never loses or never wins has no finite strength); check the data.")
+        not_converged(frame, lf.n_iter, "covariate-controlled Bradley–Terry")
     return finish(lf, players, names, kind=kind, groups=groups, cluster=cluster, cr1=cr1)
