@@ -147,3 +147,11 @@ def test_crowd_raters_biased_on_their_own_holm():
 def test_adjust_position_refuses_options_it_ignores(capsys):
     assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--anchor", "GPT 4=1000"]) == 2
     assert "cannot be combined with --anchor" in capsys.readouterr().err
+
+
+def test_crowd_krippendorff_alpha_pinned_to_the_krippendorff_package():
+    crowd, _ = read_comparisons(f"{LLMFAO}/crowd-comparisons.csv")
+    got = agreement_table(crowd, judge_panels(crowd)).set_index("statistic")
+    # krippendorff.alpha(reliability_data=<124 workers x 2,139 (prompt, pair) units, label = win/tie/loss of the
+    # alphabetically first model>, level_of_measurement="nominal") with krippendorff 0.9.0
+    assert got.loc["Krippendorff's alpha (nominal)", "value"] == pytest.approx(0.29034496681675614, abs=1e-12)

@@ -29,7 +29,8 @@ from evalkit.stats._validate import as_sample, check_alternative, check_confiden
 from evalkit.stats.proportions import wilson_interval
 from evalkit.stats.sign import sign_test_from_counts
 
-__all__ = ["percent_agreement", "panel_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha", "spearman",
+__all__ = ["percent_agreement", "panel_agreement", "cohen_kappa", "fleiss_kappa", "krippendorff_alpha",
+           "krippendorff_alpha_counts", "spearman",
            "position_bias_test"]
 
 _ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -280,8 +281,6 @@ def krippendorff_alpha(reliability_data: ArrayLike, *, level: str = "nominal") -
         first, e.g. with ``pandas.factorize``), NaN where a rater did not rate a unit.
     level : {"nominal", "ordinal", "interval", "ratio"}
     """
-    if level not in _ALPHA_LEVELS:
-        raise ValueError(f"'level' must be one of {_ALPHA_LEVELS}; got {level!r}.")
     d = np.asarray(reliability_data, dtype=float)
     if d.ndim != 2:
         raise ValueError(f"'reliability_data' must be raters x units (2-d); got {d.ndim} dimensions.")
@@ -293,6 +292,22 @@ def krippendorff_alpha(reliability_data: ArrayLike, *, level: str = "nominal") -
     for r in range(d.shape[0]):
         ok = np.isfinite(d[r])
         np.add.at(counts, (np.flatnonzero(ok), idx[r, ok]), 1.0)
+    return krippendorff_alpha_counts(counts, values, level=level)
+
+
+def krippendorff_alpha_counts(counts: ArrayLike, values: ArrayLike, *, level: str = "nominal") -> float:
+    """Krippendorff's alpha from a units x values table of how many raters gave each value to each unit.
+
+    The same statistic as :func:`krippendorff_alpha` without a raters x units matrix (for a crowd
+    of thousands of raters, or long-format data: ``groupby([unit, label]).size().unstack()``).
+    ``values`` are the (sorted, numeric) labels of the columns.
+    """
+    if level not in _ALPHA_LEVELS:
+        raise ValueError(f"'level' must be one of {_ALPHA_LEVELS}; got {level!r}.")
+    counts = np.asarray(counts, dtype=float)
+    values = np.asarray(values, dtype=float)
+    if counts.ndim != 2 or counts.shape[1] != values.size or values.size < 2:
+        raise ValueError(f"'counts' must be units x {values.size} values (>= 2); got shape {counts.shape}.")
     m = counts.sum(axis=1)
     counts, m = counts[m >= 2], m[m >= 2]
     coinc = (counts[:, :, None] * counts[:, None, :]) / (m - 1)[:, None, None]

@@ -29,7 +29,7 @@ import pandas as pd
 from evalkit.stats.agreement import (
     cohen_kappa,
     fleiss_kappa,
-    krippendorff_alpha,
+    krippendorff_alpha_counts,
     position_bias_test,
 )
 
@@ -209,40 +209,44 @@ def _units(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return unit, label
 
 
-def _stats(wide: pd.DataFrame, what: str) -> list[dict]:
-    """Agreement statistics of a units x raters label table (NaN = not rated)."""
-    out = []
-    rated = wide.notna().sum(axis=1)
-    shared = wide[rated >= 2]
-    if len(shared) < 2:
-        return [{"between": what, "statistic": "none", "value": np.nan, "units": len(shared),
+def _stats(long: pd.DataFrame, what: str) -> list[dict]:
+    """Agreement statistics of long-format labels (columns ``unit, rater, label``; one label per unit and rater).
+
+    Works on per-unit label counts (units x labels), never on a units x raters matrix, so a crowd of
+    many raters costs nothing extra. Cohen's kappa when there are exactly two raters.
+    """
+    per_unit = long.groupby("unit")["rater"].transform("size")
+    shared = long[per_unit >= 2]
+    if shared["unit"].nunique() < 2:
+        return [{"between": what, "statistic": "none", "value": np.nan, "units": int(shared["unit"].nunique()),
                  "note": "fewer than 2 units rated by two or more raters"}]
-    codes = {v: k for k, v in enumerate(sorted(pd.unique(shared.to_numpy().ravel()[~pd.isna(shared.to_numpy().ravel())])))}
-    num = shared.apply(lambda c: c.map(codes)).to_numpy(dtype=float)
-    if wide.shape[1] == 2:
-        both = shared.dropna()
+    counts = shared.groupby(["unit", "label"]).size().unstack(fill_value=0)
+    values = counts.columns.to_numpy(dtype=float)
+    table = counts.to_numpy(dtype=float)
+    out = []
+    if long["rater"].nunique() == 2:
+        wide = shared.pivot(index="unit", columns="rater", values="label")
         try:
-            k = cohen_kappa(both.iloc[:, 0].astype(str), both.iloc[:, 1].astype(str))
-            out.append({"between": what, "statistic": "Cohen's kappa", "value": k.estimate, "units": len(both),
+            k = cohen_kappa(wide.iloc[:, 0].astype(str), wide.iloc[:, 1].astype(str))
+            out.append({"between": what, "statistic": "Cohen's kappa", "value": k.estimate, "units": len(wide),
                         "note": f"SE {k.details['se']:.3g}"})
         except ValueError as exc:
-            out.append({"between": what, "statistic": "Cohen's kappa", "value": np.nan, "units": len(both),
+            out.append({"between": what, "statistic": "Cohen's kappa", "value": np.nan, "units": len(wide),
                         "note": str(exc)})
     else:
-        m = int(pd.Series(rated[rated >= 2]).mode().iloc[0])
-        eq = num[(~np.isnan(num)).sum(axis=1) == m]
-        table = np.stack([(eq == c).sum(axis=1) for c in range(len(codes))], axis=1)
+        raters = table.sum(axis=1)
+        m = int(pd.Series(raters).mode().iloc[0])
+        eq = table[raters == m]
         try:
-            out.append({"between": what, "statistic": "Fleiss' kappa", "value": fleiss_kappa(table),
-                        "units": len(eq), "note": f"units with exactly {m} raters (the most common number)"})
+            value, note = fleiss_kappa(eq), f"units with exactly {m} raters (the most common number)"
         except ValueError as exc:
-            out.append({"between": what, "statistic": "Fleiss' kappa", "value": np.nan, "units": len(eq),
-                        "note": str(exc)})
+            value, note = np.nan, str(exc)
+        out.append({"between": what, "statistic": "Fleiss' kappa", "value": value, "units": len(eq), "note": note})
     try:
-        alpha = krippendorff_alpha(num.T, level="nominal")
+        alpha = krippendorff_alpha_counts(table, values, level="nominal") if values.size >= 2 else np.nan
     except ValueError:
         alpha = np.nan
-    out.append({"between": what, "statistic": "Krippendorff's alpha (nominal)", "value": alpha, "units": len(shared),
+    out.append({"between": what, "statistic": "Krippendorff's alpha (nominal)", "value": alpha, "units": len(table),
                 "note": "all units with two or more raters"})
     return out
 
@@ -263,16 +267,17 @@ def agreement_table(frame: pd.DataFrame, panels: pd.Series) -> pd.DataFrame:
         cnt = long.groupby(["unit", "panel", "label"]).size().rename("n").reset_index()
         top = cnt[cnt["n"] == cnt.groupby(["unit", "panel"])["n"].transform("max")]
         unique = top.groupby(["unit", "panel"])["label"].transform("size") == 1
-        wide = top[unique].set_index(["unit", "panel"])["label"].unstack("panel")
-        rows += _stats(wide, "panels " + ", ".join(map(str, wide.columns)))
+        best = top[unique].rename(columns={"panel": "rater"})[["unit", "rater", "label"]]
+        rows += _stats(best, "panels " + ", ".join(map(str, sorted(best["rater"].unique()))))
     if "judge" in frame.columns and frame["judge"].notna().all():
         for name in sorted(panels.unique()):
-            sub = panels == name
-            if frame.loc[sub, "judge"].nunique() < 2:
+            sub = (panels == name).to_numpy()
+            n_raters = frame.loc[sub, "judge"].nunique()
+            if n_raters < 2:
                 continue
-            long = pd.DataFrame({"unit": unit[sub], "rater": frame.loc[sub, "judge"].astype(str), "label": label[sub]})
-            wide = long.drop_duplicates(["unit", "rater"]).pivot(index="unit", columns="rater", values="label")
-            rows += _stats(wide, f"raters of {name} ({wide.shape[1]})")
+            long = pd.DataFrame({"unit": unit[sub], "rater": frame.loc[sub, "judge"].astype(str).to_numpy(),
+                                 "label": label[sub]}).drop_duplicates(["unit", "rater"])
+            rows += _stats(long, f"raters of {name} ({n_raters})")
     if not rows:
         rows = [{"between": "judges", "statistic": "none", "value": np.nan, "units": 0,
                  "note": "one judge with one vote per unit: no agreement to measure"}]
