@@ -155,3 +155,12 @@ def test_crowd_krippendorff_alpha_pinned_to_the_krippendorff_package():
     # krippendorff.alpha(reliability_data=<124 workers x 2,139 (prompt, pair) units, label = win/tie/loss of the
     # alphabetically first model>, level_of_measurement="nominal") with krippendorff 0.9.0
     assert got.loc["Krippendorff's alpha (nominal)", "value"] == pytest.approx(0.29034496681675614, abs=1e-12)
+
+
+def test_alpaca_eval_annotators_are_matched_to_their_models():
+    from evalkit.stats.judges import match_contestants
+
+    assert match_contestants("alpaca_eval_gpt4", ["gpt4", "gpt4_0613", "gpt-4o", "claude"]) == (["gpt4"], ["gpt4_0613"])
+    # AlpacaEval 2's annotator is GPT-4 Turbo, i.e. gpt-4-1106-preview, which is also its baseline
+    assert match_contestants("weighted_alpaca_eval_gpt4_turbo", ["gpt4_1106_preview", "gpt4"]) == (
+        ["gpt4_1106_preview"], [])

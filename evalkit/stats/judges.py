@@ -41,6 +41,10 @@ POSITION_FORMATS = ("left_right", "arena")
 # File-name stems of known judge logs -> judge model (LLMFAO names its GPT-3.5 Turbo judge file "gpt3").
 _ALIASES = {"gpt3": "gpt-3.5-turbo", "gpt35": "gpt-3.5-turbo", "chatgpt": "gpt-3.5-turbo", "gpt4": "gpt-4"}
 _MAX_NAMED_JUDGES = 10
+# Annotator configurations named after their model: AlpacaEval's "alpaca_eval_gpt4", "weighted_alpaca_eval_gpt4_turbo".
+# Model names with a dated alias (normalised): AlpacaEval 2's "gpt4_turbo" annotator is gpt-4-1106-preview.
+_SYNONYMS = {"gpt4turbo": ("gpt41106preview",)}
+_JUDGE_PREFIX = re.compile(r"^(weighted_)?alpaca_eval_", re.IGNORECASE)
 _LABELS = {1.0: "left", 0.0: "right", 0.5: "tie"}
 
 
@@ -70,11 +74,12 @@ def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
 def match_contestants(judge: str, players: list[str] | tuple[str, ...]) -> tuple[list[str], list[str]]:
     """``(same, variants)``: contestants whose normalised name equals the judge's, and those whose name
     tokens extend the judge's (``GPT 3.5 Turbo (16k)`` for ``gpt-3.5-turbo``; not ``gpt-4o`` for ``gpt-4``)."""
+    judge = _JUDGE_PREFIX.sub("", str(judge))
     key = normalise_name(judge)
     if not key:
         return [], []
-    tokens = re.findall(r"[a-z0-9]+", str(judge).lower())
-    same = [p for p in players if normalise_name(p) == key]
+    tokens = re.findall(r"[a-z0-9]+", judge.lower())
+    same = [p for p in players if normalise_name(p) == key or normalise_name(p) in _SYNONYMS.get(key, ())]
     variants = [p for p in players if p not in same
                 and re.findall(r"[a-z0-9]+", str(p).lower())[: len(tokens)] == tokens]
     return same, variants
