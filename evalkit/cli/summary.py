@@ -57,6 +57,9 @@ def run(args: argparse.Namespace) -> int:
         title = "per-model summary (win rate with ties as half)"
     print(f"\n{title}\n")
     print(to_markdown(table, floatfmt=".4f"))
+    from evalkit.cli.judging import print_warnings
+
+    print_warnings(frame, report.format, judge=args.judge)
     if args.out:
         path = write_table(table, args.out)
         print(f"wrote {path}", file=sys.stderr)
