@@ -15,7 +15,11 @@ import pandas as pd
 
 from evalkit.io.write import to_markdown, write_table
 
-__all__ = ["add_judge_flags", "add_rate_flags", "print_warnings", "rate_variant"]
+__all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
+
+#: Judge diagnostics and the row-level variants (``--adjust-position``, ``--by``) read the rows
+#: themselves; above this many rows the warnings are skipped (with a note) instead.
+DIAGNOSTIC_MAX_ROWS = 2_000_000
 
 
 def add_judge_flags(p: argparse.ArgumentParser) -> None:
@@ -37,15 +41,37 @@ def add_rate_flags(p: argparse.ArgumentParser) -> None:
     add_judge_flags(p)
 
 
-def print_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = None,
-                   cluster: str | None = None) -> None:
+def diagnostic_rows(args: argparse.Namespace, report, *, needed: bool = False) -> pd.DataFrame | None:
+    """The comparison rows for the judge diagnostics, read with the same options as the counts.
+
+    The ratings themselves come from counts reduced where the rows live; only these
+    row-level diagnostics read the rows, and only up to :data:`DIAGNOSTIC_MAX_ROWS` rows
+    (``needed=True``: the command cannot run without them, so a larger input is an error).
+    """
+    from evalkit.io import read_comparisons
+
+    if report.rows_read > DIAGNOSTIC_MAX_ROWS:
+        if needed:
+            raise ValueError(f"--adjust-position and --by fit row-level models; the input has {report.rows_read:,} "
+                             f"rows (more than {DIAGNOSTIC_MAX_ROWS:,}). Aggregate it first or rate a sample.")
+        print(f"note: judge diagnostics skipped for {report.rows_read:,} rows (they read rows; limit "
+              f"{DIAGNOSTIC_MAX_ROWS:,}); `evalkit report` on a sample shows them.", file=sys.stderr)
+        return None
+    source = args.path[0] if len(args.path) == 1 else args.path
+    opts = {k: getattr(args, k) for k in ("baseline", "model_name_from", "encoding") if getattr(args, k, None)}
+    frame, _ = read_comparisons(source, format=getattr(args, "format", None), judge=getattr(args, "judge", None),
+                                **opts)
+    return frame
+
+
+def print_warnings(frame: pd.DataFrame | None, fmt: str | None, *, judge: str | None = None,
+                   cluster: str | None = None, n_clusters: int | None = None) -> None:
     """Position-bias, self-preference and small-cluster warnings on stderr."""
     from evalkit.report.judge import cluster_warning, judge_warnings
 
-    lines = judge_warnings(frame, fmt, judge=judge)
-    if cluster is not None and cluster in frame.columns:
-        note = cluster_warning(int(frame[cluster].nunique()), f"The cluster-robust interval over {cluster!r}",
-                               emit=False)
+    lines = judge_warnings(frame, fmt, judge=judge) if frame is not None else []
+    if cluster is not None and n_clusters is not None:
+        note = cluster_warning(int(n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
         lines += [f"warning: {note}"] if note else []
     for line in lines:
         print(line, file=sys.stderr)

@@ -80,10 +80,13 @@ def run(args: argparse.Namespace) -> int:
     n_boot = args.bootstrap
     if n_boot < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
-    from evalkit.cli.judging import print_warnings, rate_variant
+    from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
-    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster)
-    if rate_variant(args, frame, base=base, n_boot=n_boot):
+    variant = bool(args.adjust_position) or args.by is not None
+    frame = diagnostic_rows(args, report, needed=variant)
+    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster, n_clusters=counts.n_clusters)
+    if variant:
+        rate_variant(args, frame, base=base, n_boot=n_boot)
         return 0
     table = leaderboard(
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
