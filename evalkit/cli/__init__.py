@@ -54,8 +54,8 @@ def _leaf_parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentPars
     return [leaf for a in subs for p in a.choices.values() for leaf in _leaf_parsers(p)]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every sub-command registered."""
+def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser:
+    """The top-level parser with ``commands`` (default: every sub-command) registered."""
     from evalkit import __version__
 
     parser = argparse.ArgumentParser(
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMANDS:
+    for name in commands:
         importlib.import_module(f"evalkit.cli.{name}").register(sub)
     for leaf in _leaf_parsers(parser):
         leaf.set_defaults(_options=frozenset(s for a in leaf._actions for s in a.option_strings))
@@ -136,7 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    # only the named sub-command's module is imported (each pulls in its own dependencies)
+    parser = build_parser((first,) if first in _COMMANDS else _COMMANDS)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

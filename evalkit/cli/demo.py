@@ -24,6 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sessions", type=int, default=5, help="sessions per system and task (default: 5)")
     p.add_argument("--bootstrap", type=int, default=500, help="session-bootstrap replicates (default: 500)")
     p.add_argument("--force", action="store_true", help="replace an existing non-empty --out whole")
+    from evalkit.cli.simulate import add_engine_options
+
+    add_engine_options(p)
     add_common(p, table=False)
     p.set_defaults(func=_run)
 
@@ -34,13 +37,10 @@ def _run(args: argparse.Namespace) -> int:
 
     ui = args.ui
     t0 = time.perf_counter()
-
-    def progress(msg: str) -> None:  # one line per step, each a few seconds apart
-        ui.info(f"[{time.perf_counter() - t0:6.1f} s] {msg}")
-
     config = Figure11Config(n_tasks=args.tasks, n_sessions=args.sessions, bootstrap=args.bootstrap)
-    with ui.step("demo"):
-        out = run_demo(args.out, config=config, seed=args.seed, progress=progress, force=args.force)
-    progress(f"done: open {out / 'report.html'}")
+    out = run_demo(args.out, config=config, seed=args.seed, progress=ui.progress, engine=args.engine,
+                   workers=args.workers, scheduler=args.scheduler, force=args.force)
+    ui.close_bar()
+    ui.info(f"[{time.perf_counter() - t0:6.1f} s] done: open {out / 'report.html'}")
     print(out / "report.html")
     return 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._common import add_common, call
-from evalkit.io import FORMATS, read_comparisons
+from evalkit.cli._common import add_common
+from evalkit.engine.aggregate import AGGREGATION_ENGINES
+from evalkit.io import FORMATS
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "add_engine_arguments"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,36 +41,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", default=None, metavar="COLUMN",
                    help="comparisons sharing a value of this column (e.g. item, judge) may be dependent: "
                         "cluster-robust sandwich, or with --bootstrap resample whole clusters")
+    p.add_argument("--cluster-correction", choices=["CR1", "CR0"], default="CR1",
+                   help="small-sample factor of the cluster-robust sandwich: G/(G-1) (CR1, default) or none")
+    add_engine_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write CSV, Markdown and PNG plots into the new folder DIR (with a run.json manifest)")
+    from evalkit.cli.judging import add_rate_flags
+
+    add_rate_flags(p)
     add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and ``--scheduler``: where the rows are reduced to counts."""
+    p.add_argument("--engine", choices=list(AGGREGATION_ENGINES), default="duckdb",
+                   help="where the rows are reduced to counts: DuckDB (default; out-of-core), pandas, "
+                        "or a Dask cluster (needs evalkit[dask] and --scheduler)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="Dask scheduler for --engine dask (default: $EVALKIT_DASK_SCHEDULER)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
     from evalkit._output import check_out_path
+    from evalkit.engine.aggregate import aggregate_comparisons
+    from evalkit.io import read_comparisons
     from evalkit.ratings import leaderboard
     from evalkit.ratings.elo import parse_anchor
 
     ui, inputs = args.ui, args.inputs
     if args.out:
         check_out_path(args.out, force=args.force)
-    paths = [inputs.path(p, reader=read_comparisons) for p in args.path]
-    frame, report = call(ui, "read", read_comparisons, paths[0] if len(paths) == 1 else paths, format=args.format,
-                         **inputs.kwargs(read_comparisons))
+    args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
+    source = args.path[0] if len(args.path) == 1 else args.path
+    counts, report = aggregate_comparisons(source, format=args.format, cluster=args.cluster,
+                                           engine=args.engine, scheduler=args.scheduler,
+                                           progress=ui.progress, **inputs.kwargs(read_comparisons))
+    ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
     n_boot = args.bootstrap
     if n_boot < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
-    stage = f"bootstrap ({n_boot} replicates)" if n_boot else "fit"
-    table = call(ui, stage, leaderboard,
-                 frame, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
-                 interval="bootstrap" if n_boot else args.interval, level=args.level,
-                 n_boot=max(n_boot, 1), cluster=args.cluster, rng=args.seed)
+    from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
+
+    variant = bool(args.adjust_position) or args.by is not None
+    frame = diagnostic_rows(args, report, needed=variant)
+    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster, n_clusters=counts.n_clusters)
+    if variant:
+        rate_variant(args, frame, base=base, n_boot=n_boot)
+        return 0
+    table = leaderboard(
+        counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+        interval="bootstrap" if n_boot else args.interval, level=args.level,
+        n_boot=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
+        rng=args.seed, progress=ui.progress,
+    )
+    ui.close_bar()
     attrs = table.attrs
     ui.result(table, title=f"Bradley-Terry Elo leaderboard (ties: {attrs['ties']}; intervals: {attrs['interval']})")
     notes = [f"fit: {attrs['n_iter']} Newton iterations, gradient norm {attrs['grad_norm']:.1e}, "
@@ -82,11 +113,11 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:
-        _write(args, frame, table, inputs)
+        _write(args, counts, table, inputs)
     return 0
 
 
-def _write(args: argparse.Namespace, frame, table, inputs) -> None:
+def _write(args: argparse.Namespace, counts, table, inputs) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -96,11 +127,12 @@ def _write(args: argparse.Namespace, frame, table, inputs) -> None:
     from evalkit._output import atomic_output_dir
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
-    from evalkit.ratings import aggregate, win_rate_matrix
+    from evalkit.ratings import win_rate_matrix
 
-    record = {"command": "rate", "inputs": [inputs.names.get(p, p) for p in inputs.names] or args.path,
+    record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
               "parameters": {k: v for k, v in vars(args).items() if k in (
-                  "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "seed", "level")}}
+                  "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed",
+                  "level", "engine")}}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         out.write_csv(table, "leaderboard.csv")
         (out.path / "leaderboard.md").write_text(markdown_table(table, floatfmt=".4g"), encoding="utf-8")
@@ -108,7 +140,7 @@ def _write(args: argparse.Namespace, frame, table, inputs) -> None:
             ax = plot_leaderboard(table)
             missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, dpi=150)
             plt.close(ax.figure)
-            ax = plot_win_rate_heatmap(win_rate_matrix(aggregate(frame)), order=list(table["model"]))
+            ax = plot_win_rate_heatmap(win_rate_matrix(counts), order=list(table["model"]))
             missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, dpi=150)
             plt.close(ax.figure)
         if missing:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._common import add_common, call
-from evalkit.io import FORMATS, read_comparisons
+from evalkit.cli._common import add_common
+from evalkit.cli.rate import add_engine_arguments
+from evalkit.io import FORMATS
 from evalkit.summary import alpaca_eval_summary, summarize
 
 __all__ = ["register", "run"]
@@ -33,27 +34,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "results/<model>/<annotator>/ directory")
     p.add_argument("--judge", default=None, help="judge name for files without a judge column")
     p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
+    add_engine_arguments(p)
     add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
+    from evalkit.engine.aggregate import aggregate_comparisons
+    from evalkit.io import read_comparisons
+
     ui, inputs = args.ui, args.inputs
-    paths = [inputs.path(p, reader=read_comparisons) for p in args.path]
     if args.out:
         write_file(None, args.out, force=args.force, check_only=True)
-    frame, report = call(ui, "read", read_comparisons, paths[0] if len(paths) == 1 else paths, format=args.format,
-                         baseline=args.baseline, judge=args.judge, model_name_from=args.model_name_from,
-                         **inputs.kwargs(read_comparisons))
+    args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
+    source = args.path[0] if len(args.path) == 1 else args.path
+    counts, report = aggregate_comparisons(
+        source, format=args.format, baseline=args.baseline, judge=args.judge,
+        model_name_from=args.model_name_from, engine=args.engine, scheduler=args.scheduler,
+        progress=ui.progress, **inputs.kwargs(read_comparisons))
+    ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     if report.format.startswith("alpaca_eval"):
-        table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
+        table = alpaca_eval_summary(counts, baseline=args.baseline).reset_index()
         title = "AlpacaEval win rate against the baseline (percent)"
     else:
-        table = summarize(frame)
+        table = summarize(counts)
         title = "per-model summary (win rate with ties as half)"
     ui.result(table, title=title, floatfmt=".4f")
+    from evalkit.cli.judging import diagnostic_rows, print_warnings
+
+    print_warnings(diagnostic_rows(args, report), report.format, judge=args.judge)
     if args.out:
         path = write_file(table, args.out, force=args.force, raw_csv=args.raw_csv)
         ui.info(f"wrote {path}")

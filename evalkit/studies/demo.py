@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._output import atomic_output_dir, check_out_path
+from evalkit._progress import ProgressFn, tick
 from evalkit.budget import allocate_sessions, split_table
 from evalkit.report import (
     Bullets,
@@ -32,9 +33,9 @@ from evalkit.studies.fig11 import (
     Figure11Config,
     Figure11Result,
     figure11,
-    figure11_claims,
     plot_figure11,
 )
+from evalkit.studies.fig11_claims import figure11_claims
 
 __all__ = ["REAL_DATA", "final_scores", "run_demo", "budget_sections"]
 
@@ -118,7 +119,10 @@ def run_demo(
     config: Figure11Config | None = None,
     seed: int = 0,
     real_data: str | Path | None = REAL_DATA,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
+    engine: str | None = None,
+    workers: int | None = None,
+    scheduler: object = None,
     force: bool = False,
 ) -> Path:
     """Simulate the default study, fit the curves, test, and write the report to ``out_dir``.
@@ -136,7 +140,10 @@ def run_demo(
         win rates, head-to-head tests), linked from the main one; default the bundled LLMFAO
         crowd votes; None skips it.
     progress : callable, optional
-        ``progress(message)``, called at each step.
+        ``progress(stage, done, total)`` (:mod:`evalkit._progress`).
+    engine, workers, scheduler
+        Where the sessions are simulated (:func:`evalkit.engine.get_executor`; default: the
+        local process pool).
     force : bool
         Replace an existing non-empty ``out_dir`` whole (default: refuse it). The folder is
         built in a temporary sibling and renamed into place, ``run.json`` (with every file's
@@ -150,7 +157,8 @@ def run_demo(
     """
     config = config if config is not None else Figure11Config()
     check_out_path(out_dir, force=force)
-    res = figure11(config, rng=seed, progress=progress)
+    res = figure11(config, rng=seed, progress=progress, engine=engine or "process", workers=workers,
+                   scheduler=scheduler)
     scores = final_scores(res)
     claims = figure11_claims(res, seed=seed)
     with atomic_output_dir(out_dir, force=force) as folder:
@@ -161,7 +169,7 @@ def run_demo(
 
 def _write_demo(out: Path, res: Figure11Result, scores: pd.DataFrame, claims: pd.DataFrame, *,
                 config: Figure11Config, seed: int, real_data: str | Path | None,
-                progress: Callable[[str], None] | None, record: dict) -> None:
+                progress: ProgressFn | None, record: dict) -> None:
     res.traces.to_parquet(out / "sessions.parquet", index=False)
 
     notes = [
@@ -173,14 +181,13 @@ def _write_demo(out: Path, res: Figure11Result, scores: pd.DataFrame, claims: pd
         real = Path(real_data)
         if not real.exists():
             raise ValueError(f"real_data {str(real)!r} does not exist; pass real_data=None to skip the second report.")
-        if progress:
-            progress(f"rating the bundled real judgments ({real.name}) in a second report")
+        tick(progress, f"rating {real.name} in a second report", 0, 1)
         write_report(ReportSpec(comparisons=real, title=f"Bradley-Terry ratings of {real.name}", seed=seed),
                      out / "real")
         notes.append(f"Ratings and head-to-head tests on real judgments ({real.name}): "
                      "[real/report.html](real/report.html).")
-    if progress:
-        progress("running significance tests and writing the report")
+        tick(progress, f"rating {real.name} in a second report", 1, 1)
+    tick(progress, "significance tests and report", 0, 1)
 
     def seed_results(ctx: ReportContext) -> Section:
         ctx.results.update(figure11=res, claims=claims, traces=res.traces, budget=res.budget,
@@ -195,3 +202,4 @@ def _write_demo(out: Path, res: Figure11Result, scores: pd.DataFrame, claims: pd
                       params={"config": {k: v for k, v in vars(config).items() if k != "params"},
                               "budget": res.budget})
     record.update(build_report(spec, out))
+    tick(progress, "significance tests and report", 1, 1)
