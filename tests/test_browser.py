@@ -72,7 +72,7 @@ def _run(args, tmp):
 def reports(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("browser")
     # the demo with fewer tasks, sessions and replicates: the same pipeline and report, in a third of the time
-    _run(["demo", "--out", str(tmp / "demo"), "--tasks", "4", "--sessions", "2", "--bootstrap", "30"], tmp)
+    _run(["demo", "--out", str(tmp / "demo"), "--tasks", "6", "--sessions", "3", "--bootstrap", "30"], tmp)
     _run(["report", str(HOSTILE / "comparisons.csv"), "--scores", str(HOSTILE / "scores.csv"), "--out",
           str(tmp / "hostile"), "--n-boot", "20"], tmp)
     return {"demo": tmp / "demo" / "report.html", "demo-real": tmp / "demo" / "real" / "report.html",
