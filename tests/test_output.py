@@ -149,7 +149,7 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
                               cwd=tmp_path)
     out = tmp_path / "o"
-    base = f"rate {HOSTILE / 'comparisons.csv'} --quiet --out {out} --bootstrap 30"
+    base = f"rate {HOSTILE / 'comparisons.csv'} --quiet --out {out} --bootstrap 10"
 
     def start(extra):
         runner.stdin.write(f"{base} {extra}\n")
