@@ -34,6 +34,7 @@ _REMEDIES: tuple[tuple[str, str], ...] = (
     (r"pass threshold= to count", "pass --pass-threshold T to count"),
     (r"(No scorer '[^']*' .*?; the sample has \[[^\]]*\])\.", r"\1; choose one with --scorer NAME."),
     (r"(has the metric '[^']*'; its records have \[[^\]]*\])\.", r"\1; choose one with --metric NAME."),
+    (r"pass metric= to choose one\.", "choose one with --metric NAME."),
     (r"The cluster column '([^']*)'", r"The --cluster column '\1'"),
     (r"consider prior=\.\.\.", "consider --prior N"),
 )

@@ -93,6 +93,11 @@ def lm_eval_rows(
                 raise ValueError(f"Line {line_no} of {p.name} is not an lm-evaluation-harness sample (no 'doc_id' "
                                  f"with 'resps' or 'metrics'); it has {sorted(rec)[:8] if isinstance(rec, dict) else rec!r}.")
             names = list(rec.get("metrics") or [])
+            if not names:  # older harness versions list no metric names: the numeric fields are the metrics
+                names = [k for k, v in rec.items() if k != "doc_id" and isinstance(v, (bool, int, float))]
+                if metric is None and len(names) > 1:
+                    raise ValueError(f"Line {line_no} of {p.name} has several metrics {sorted(names)} and lists "
+                                     "none as the metric; pass metric= to choose one.")
             seen_metrics.update(names)
             key = metric or (names[0] if names else None)
             value = rec.get(key) if key is not None else None

@@ -12,8 +12,8 @@ format         files
 =============  ===================================================================================
 ``inspect``    ``*.eval`` (zip) and ``*.json`` Inspect AI logs
 ``swe_agent``  ``*.traj`` SWE-agent trajectories; the score comes from ``resolved=`` (a SWE-bench
-               report read with :func:`evalkit.io.swe_bench.read_swe_bench_report`) or
-               ``resolved_ids=``
+               report read with :func:`evalkit.io.swe_bench.read_swe_bench_report`),
+               ``resolved_ids=``, or a SWE-bench report inside the folder given as input
 ``lm_eval``    ``samples_*.jsonl`` of lm-evaluation-harness (budget 0: it records no usage)
 ``events``     any other ``*.jsonl``: a generic event stream (``columns=`` maps its fields)
 =============  ===================================================================================
@@ -38,6 +38,7 @@ import pandas as pd
 from evalkit._progress import ProgressFn, tick
 from evalkit.io.agent_logs import _check_unit, inspect_rows, read_event_stream, swe_agent_rows
 from evalkit.io.lm_eval import LM_EVAL_SAMPLES, is_lm_eval_record, lm_eval_rows
+from evalkit.io.swe_bench import read_swe_bench_report
 from evalkit.io.traces import validate_traces
 
 __all__ = ["LOG_FORMATS", "LogOptions", "expand_paths", "log_format", "iter_log_rows", "read_logs",
@@ -145,7 +146,22 @@ def _session_prefix(path: Path) -> str:
     return path.with_suffix("").as_posix()
 
 
-def _file_rows(fmt: str, spec: str, path: Path, opts: LogOptions) -> tuple[list[dict], list[str]]:
+def _report_in(spec: str, cache: dict[str, Mapping[str, bool] | None]) -> Mapping[str, bool] | None:
+    """A SWE-bench report inside the folder ``spec`` (the run report beside the trajectories), if any."""
+    if spec not in cache:
+        cache[spec] = None
+        base = Path(spec)
+        if base.is_dir():
+            for f in sorted(base.rglob("*.json")):
+                head = _head(f, 1 << 16)
+                if b'"resolved_ids"' in head or (f.name == "report.json" and b'"resolved"' in head):
+                    found = dict(read_swe_bench_report(f))
+                    cache[spec] = {**(cache[spec] or {}), **found}
+    return cache[spec]
+
+
+def _file_rows(fmt: str, spec: str, path: Path, opts: LogOptions,
+               reports: dict[str, Mapping[str, bool] | None]) -> tuple[list[dict], list[str]]:
     if fmt == "inspect":
         return inspect_rows(path, budget=opts.budget, scorer=opts.scorer, include_scorer=opts.include_scorer,
                             metadata=opts.metadata, session_prefix=_session_prefix(path))
@@ -153,7 +169,9 @@ def _file_rows(fmt: str, spec: str, path: Path, opts: LogOptions) -> tuple[list[
         resolved: Mapping[str, bool] | bool | None = opts.resolved
         if opts.resolved_ids is not None:
             resolved = {path.stem: path.stem in opts.resolved_ids}
-        return swe_agent_rows(path, budget=opts.budget, resolved=resolved)
+        elif resolved is None:
+            resolved = _report_in(spec, reports)
+        return swe_agent_rows(path, budget=opts.budget, resolved=resolved, session=path.parent.as_posix())
     if fmt == "lm_eval":
         return lm_eval_rows(path, metric=opts.metric, metadata=opts.metadata)
     with warnings.catch_warnings(record=True) as caught:
@@ -173,6 +191,7 @@ def iter_log_rows(
     """
     _check_unit(options.budget)
     files = expand_paths(inputs)
+    reports: dict[str, Mapping[str, bool] | None] = {}
     for i, (spec, path, explicit) in enumerate(files):
         fmt = log_format(path)
         if fmt is None:
@@ -182,7 +201,7 @@ def iter_log_rows(
                     "with an 'eval' header), a SWE-agent .traj, lm-eval samples_*.jsonl or JSONL events.")
             yield path, None, [], []
         else:
-            rows, unscored = _file_rows(fmt, spec, path, options)
+            rows, unscored = _file_rows(fmt, spec, path, options, reports)
             for r in rows:
                 r["input"] = spec
             yield path, fmt, rows, unscored
