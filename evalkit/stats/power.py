@@ -159,7 +159,7 @@ def _z(alpha: float, alternative: str) -> float:
 
 
 def mcnemar_power(
-    n: int, p10: float, p01: float, *, alpha: float = 0.05, alternative: str = "two-sided", method: str = "connor",
+    n: float, p10: float, p01: float, *, alpha: float = 0.05, alternative: str = "two-sided", method: str = "connor",
 ) -> float:
     """Power of McNemar's test with ``n`` pairs and discordant probabilities ``p10`` (a passes, b
     fails) and ``p01``.
@@ -180,8 +180,8 @@ def mcnemar_power(
         raise ValueError("For alternative='less' swap p10 and p01 and use alternative='greater'.")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
-    if int(n) != n or n < 1:
-        raise ValueError(f"n must be a positive whole number of pairs; got {n!r}.")
+    if not n >= 1 or (method == "exact" and int(n) != n):
+        raise ValueError(f"n must be a number of pairs >= 1 (whole for method='exact'); got {n!r}.")
     d, psi = _check_discordant(p10, p01)
     if method == "connor":
         z = _z(alpha, alternative)
