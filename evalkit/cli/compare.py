@@ -112,6 +112,10 @@ def read_outcomes(args: argparse.Namespace) -> tuple[pd.DataFrame, dict]:
         extra = [c for c in traces.columns if c not in ("task", "session", "budget", "score", "source", "line")]
         raise ValueError(f"--by {by!r} names no column of the logs; they have {extra}.")
     outcomes = session_outcomes(traces, by=[c for c in (by, args.cluster) if c])
+    if outcomes[by].isna().any():
+        n = int(outcomes[by].isna().sum())
+        raise ValueError(f"--by {by!r} is missing for {n} of {len(outcomes)} runs of tasks (no such column or sample "
+                         f"metadata field there); the logs have {[c for c in traces.columns if c != 'input']}.")
     if args.by:
         outcomes["system"] = outcomes[by].astype(str)
     else:

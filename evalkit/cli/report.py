@@ -44,6 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--start", type=float, default=None, help="first checkpoint of the curves (default: smallest budget)")
     p.add_argument("--stop", type=float, default=None, help="last checkpoint cap of the curves")
     p.add_argument("--prior", type=float, default=None, help="symmetric pseudo-games per pair in the curves (default 0)")
+    p.add_argument("--missing", choices=["drop", "lose"], default=None,
+                   help="curves: checkpoints before a session's first submission drop their games (default) or lose")
     p.add_argument("--curve-bootstrap", type=int, default=200,
                    help="session-bootstrap replicates of the Elo-per-budget curves (default 200)")
     p.add_argument("--score-col", action="append", default=[], metavar="NAME=COLUMN",
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     curve_options = {"grid": args.grid, "bootstrap": args.curve_bootstrap}
     curve_options.update({k: v for k, v in (("budgets", parse_floats(args.budgets, "--budgets")),
                                             ("start", args.start), ("stop", args.stop),
-                                            ("prior", args.prior)) if v is not None})
+                                            ("prior", args.prior), ("missing", args.missing)) if v is not None})
     with cli_remedies():
         return _write(args, comparisons, traces, curve_options, params)
 
