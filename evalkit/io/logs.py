@@ -27,6 +27,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import sys
 import warnings
 import zipfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -235,7 +236,8 @@ def read_logs(
         When no file holds a scored submission, or as the readers do.
     """
     opts = options if options is not None else LogOptions(**kwargs)  # type: ignore[arg-type]
-    rows: list[dict] = []
+    columns: dict[str, list] = {}  # column-wise, strings interned: 240,000 rows of 10,000 logs stay small
+    n_rows = 0
     unscored: list[str] = []
     counts: dict[str, int] = {}
     skipped: list[str] = []
@@ -244,19 +246,31 @@ def read_logs(
             skipped.append(str(path))
             continue
         counts[fmt] = counts.get(fmt, 0) + 1
-        rows.extend(file_rows)
+        n_rows = _append_columns(columns, n_rows, file_rows)
         unscored.extend(f"{path.name}: {u}" for u in file_unscored)
     if unscored:
         shown = "; ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
         warnings.warn(f"{len(unscored)} session(s) have no scored submission and are left out ({shown}).",
                       UserWarning, stacklevel=2)
-    if not rows:
+    if not n_rows:
         what = f"{sum(counts.values())} log file(s)" if counts else "no log file"
         skip = f"; skipped {len(skipped)} file(s) of no known log format ({', '.join(skipped[:3])})" if skipped else ""
         raise ValueError(f"Found {what} with a scored submission in {_names(inputs)}{skip}.")
-    frame = validate_traces(pd.DataFrame.from_records(rows), source=None)
+    frame = validate_traces(pd.DataFrame(columns), source=None)
     frame.attrs.update(files=counts, skipped=skipped, unscored=unscored)
     return frame
+
+
+def _append_columns(columns: dict[str, list], n_rows: int, rows: list[dict]) -> int:
+    """Append dict rows to column lists (a column first seen late is back-filled with None)."""
+    for r in rows:
+        for k in r.keys() - columns.keys():
+            columns[k] = [None] * n_rows
+        for k, values in columns.items():
+            v = r.get(k)
+            values.append(sys.intern(v) if isinstance(v, str) else v)
+        n_rows += 1
+    return n_rows
 
 
 def _names(inputs: object) -> str:
