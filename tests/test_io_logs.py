@@ -104,6 +104,7 @@ def test_swe_bench_run_report_and_id_list_score_trajectories(tmp_path):
     with pytest.warns(UserWarning, match=r"1 session\(s\) have no scored submission.*sympy__sympy-3"):
         frame = read_logs(run)  # the report beside the trajectories is found; sympy is not in it
     assert dict(zip(frame["task"], frame["score"], strict=True)) == {ids[0]: 1.0, ids[1]: 1.0, ids[2]: 0.0}
+    assert frame.attrs["files"] == {"swe_agent": 4, "swe_bench_report": 1} and frame.attrs["skipped"] == []
     stats = json.loads(TRAJ.read_text())["info"]["model_stats"]
     assert (frame["budget"] == stats["tokens_sent"] + stats["tokens_received"]).all()
     (tmp_path / "resolved.txt").write_text("# resolved\nastropy__astropy-1\n")

@@ -186,7 +186,8 @@ def iter_log_rows(
     inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: LogOptions = LogOptions(), *,
     progress: ProgressFn | None = None,
 ) -> Iterator[tuple[Path, str | None, list[dict], list[str]]]:
-    """Yield ``(file, format, rows, unscored)`` file by file; unknown files in folders have format None.
+    """Yield ``(file, format, rows, unscored)`` file by file; unknown files in folders have format None,
+    SWE-bench run reports (used to score trajectories) ``"swe_bench_report"`` and no rows.
 
     A generator: only one file's rows exist at a time unless the caller keeps them.
     """
@@ -200,7 +201,8 @@ def iter_log_rows(
                 raise ValueError(
                     f"Cannot tell the log format of {path.name!r}: expected an Inspect log (.eval, or .json "
                     "with an 'eval' header), a SWE-agent .traj, lm-eval samples_*.jsonl or JSONL events.")
-            yield path, None, [], []
+            is_report = path.suffix.lower() == ".json" and b'"resolved_ids"' in _head(path, 1 << 16)
+            yield path, "swe_bench_report" if is_report else None, [], []
         else:
             rows, unscored = _file_rows(fmt, spec, path, options, reports)
             for r in rows:
