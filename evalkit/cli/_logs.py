@@ -68,7 +68,7 @@ def parse_mapping(pairs: Sequence[str], flag: str) -> dict[str, str]:
     out = {}
     for spec in pairs:
         if "=" not in spec:
-            raise ValueError(f"{flag} must look like NAME=FIELD (e.g. {flag} system=agent); got {spec!r}.")
+            raise ValueError(f"{flag} must look like NAME=COLUMN (e.g. {flag} system=model); got {spec!r}.")
         k, v = spec.split("=", 1)
         out[k.strip()] = v.strip()
     return out

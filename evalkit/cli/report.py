@@ -7,7 +7,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats
+from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, parse_mapping
 from evalkit.cli.curve import read_sessions
 from evalkit.io import FORMATS
 from evalkit.stats import PAIRED_TESTS, TIE_POLICIES
@@ -74,16 +74,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _mapping(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for spec in pairs:
-        if "=" not in spec:
-            raise ValueError(f"--score-col must look like NAME=COLUMN (e.g. system=model); got {spec!r}.")
-        k, v = spec.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit report``."""
     if not args.comparisons and not args.scores and not args.traces:
@@ -116,7 +106,7 @@ def _write(args: argparse.Namespace, comparisons: object, traces: object, curve_
     out = write_report(
         args.out, comparisons=comparisons, scores=args.scores, traces=traces, params=params or None,
         curve_options=curve_options, format=args.format,
-        score_columns=_mapping(args.score_col), title=args.title, seed=args.seed, alpha=args.alpha,
+        score_columns=parse_mapping(args.score_col, "--score-col"), title=args.title, seed=args.seed, alpha=args.alpha,
         confidence_level=args.confidence, adjust=args.adjust, test=args.test, pairs=args.pairs,
         unit_pair=tuple(args.unit_pair) if args.unit_pair else None, ties=args.ties, n_boot=args.n_boot,
     )
