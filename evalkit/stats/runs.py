@@ -127,6 +127,9 @@ def _pair_test(d_frame: pd.DataFrame, test: str, single_binary: bool, has_cluste
     if test == "auto":
         test = "mcnemar" if single_binary and not has_cluster else "permutation"
     if test == "mcnemar":
+        if has_cluster:
+            raise ValueError("McNemar's test treats tasks as independent pairs; with clustered tasks use the "
+                             "permutation test, which flips whole clusters.")
         if not single_binary:
             raise ValueError("McNemar's test needs one pass/fail (0/1) run per task and system; these tasks have "
                              "several runs or non-binary scores. Use the permutation or bootstrap test.")
