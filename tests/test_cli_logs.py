@@ -142,3 +142,21 @@ def test_compare_swe_agent_runs_with_their_reports(tmp_path):
     assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--out", str(out)]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert (row["a"], row["b"], row["mean_a"], row["mean_b"]) == ("run-b", "run-a", 5 / 6, 2 / 6)
+
+
+def test_compare_continuous_scores_warn_and_take_a_pass_threshold(tmp_path, capsys):
+    rows = [{"agent": s, "run": f"{s}{r}", "task": f"t{t}", "input_tokens": 10, "reward": round(0.1 * ((t + r) % 7), 2)
+             + (0.2 if s == "b" else 0.0)} for s in ("a", "b") for t in range(8) for r in range(3)]
+    path = tmp_path / "events.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    args = ["compare", str(path), "--by", "system", "--map", "system=agent", "--map", "session=run",
+            "--map", "score=reward"]
+    assert main([*args, "--out", str(tmp_path / "r1")]) == 0
+    assert "--pass-threshold T" in _err(capsys)
+    assert "Not computed" in (tmp_path / "r1" / "report.md").read_text()
+    assert main([*args, "--pass-threshold", "0.5", "--out", str(tmp_path / "r2")]) == 0
+    k1 = pd.read_csv(tmp_path / "r2" / "tables" / "pass_k.csv").query("k == 1 and metric == 'pass@k'")
+    direct = pd.DataFrame(rows).assign(p=lambda f: f["reward"] >= 0.5).groupby("agent")["p"].mean()
+    assert k1.set_index("system")["estimate"].to_dict() == pytest.approx(direct.to_dict())
+    t = pd.read_csv(tmp_path / "r2" / "tables" / "run_comparisons.csv").iloc[0]
+    assert t["test"].startswith("Sign-flip permutation test") and t["diff"] == pytest.approx(0.2)

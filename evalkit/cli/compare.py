@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -145,6 +146,9 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.report.compare import COMPARE_SECTIONS, compare_scores
 
     outcomes, read = read_outcomes(args)
+    if args.pass_threshold is None and not outcomes["score"].isin([0.0, 1.0]).all():
+        warnings.warn("Some scores are not 0/1, so the reliability section (pass@k, pass^k, flaky tasks) is "
+                      "skipped; pass --pass-threshold T to count a score >= T as a pass.", UserWarning, stacklevel=2)
     params = {
         "outcomes": outcomes, "read": read, "cluster": args.cluster, "test": args.test, "pairs": _order(outcomes, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
