@@ -131,7 +131,7 @@ def test_compare_lm_eval_runs_of_two_models(tmp_path):
 
 
 def test_compare_swe_agent_runs_with_their_reports(tmp_path):
-    ids = [f"repo__repo-{i}" for i in range(6)]
+    ids = [f"{r}__{r}-{i}" for r in ("django", "astropy", "sympy") for i in range(2)]
     for run, resolved in (("run-a", ids[:2]), ("run-b", ids[:5])):
         (tmp_path / run).mkdir()
         for i in ids:
@@ -142,6 +142,13 @@ def test_compare_swe_agent_runs_with_their_reports(tmp_path):
     assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--out", str(out)]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert (row["a"], row["b"], row["mean_a"], row["mean_b"]) == ("run-b", "run-a", 5 / 6, 2 / 6)
+    # clusters from the instance ids: the repository (SWE-bench's natural cluster)
+    assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--cluster-regex", r"^(.+)-\d+$",
+                 "--out", str(out)]) == 0
+    row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
+    assert row["se_method"] == "CR1 clustered by cluster (3 clusters)" and row["df"] == 2
+    assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--cluster-regex", "^django",
+                 "--out", str(out)]) == 2
 
 
 def test_compare_continuous_scores_warn_and_take_a_pass_threshold(tmp_path, capsys):

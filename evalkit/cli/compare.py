@@ -41,6 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--baseline", default=None, help="compare every system with this one (default: all pairs)")
     p.add_argument("--cluster", default=None, metavar="FIELD",
                    help="task cluster for the clustered SE (a sample metadata field, doc field or event field)")
+    p.add_argument("--cluster-regex", default=None, metavar="REGEX",
+                   help="task cluster from the task id: the first group of REGEX, e.g. '^(.+)-[0-9]+$' for "
+                        "SWE-bench repositories")
     p.add_argument("--test", choices=list(RUN_TESTS), default="auto",
                    help="auto (default): McNemar for one pass/fail run per task, else sign-flip permutation")
     p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm", help="over the pairs (holm)")
@@ -124,9 +127,38 @@ def read_outcomes(args: argparse.Namespace) -> tuple[pd.DataFrame, dict]:
     if outcomes["system"].nunique() < 2:
         raise ValueError(f"The logs hold a single system ({outcomes['system'].iat[0]!r}) after --by {by}; "
                          "give two RUNs or a --by column with several values.")
+    if args.cluster_regex:
+        if args.cluster:
+            raise ValueError("Give --cluster FIELD or --cluster-regex REGEX, not both.")
+        outcomes["cluster"] = _clusters_from_ids(outcomes["task"], args.cluster_regex)
     read = {"files": traces.attrs.get("files", {}), "skipped": traces.attrs.get("skipped", []),
             "unscored": traces.attrs.get("unscored", [])}
     return outcomes, read
+
+
+def _clusters_from_ids(tasks: pd.Series, regex: str) -> pd.Series:
+    import re
+
+    try:
+        pattern = re.compile(regex)
+    except re.error as exc:
+        raise ValueError(f"--cluster-regex {regex!r} is not a regular expression: {exc}.") from None
+    if pattern.groups < 1:
+        raise ValueError(f"--cluster-regex {regex!r} needs a group: the cluster is the text it captures.")
+    found = tasks.str.extract(pattern, expand=False)
+    found = found.iloc[:, 0] if isinstance(found, pd.DataFrame) else found
+    if found.isna().any():
+        bad = tasks[found.isna()]
+        raise ValueError(f"--cluster-regex {regex!r} matches no cluster in {bad.nunique()} task id(s) "
+                         f"(first: {bad.iat[0]!r}).")
+    return found
+
+
+def _natural(name: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(name), name)
+    except ValueError:
+        return (1, 0.0, name)
 
 
 def _order(outcomes: pd.DataFrame, args: argparse.Namespace) -> list[tuple[str, str]] | None:
@@ -134,7 +166,7 @@ def _order(outcomes: pd.DataFrame, args: argparse.Namespace) -> list[tuple[str, 
         return None
     names = list(dict.fromkeys(outcomes["system"]))  # order of the RUNs (or of first appearance)
     if args.by:
-        names = sorted(names)
+        names = sorted(names, key=_natural)
     return [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names))]
 
 
@@ -150,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         warnings.warn("Some scores are not 0/1, so the reliability section (pass@k, pass^k, flaky tasks) is "
                       "skipped; pass --pass-threshold T to count a score >= T as a pass.", UserWarning, stacklevel=2)
     params = {
-        "outcomes": outcomes, "read": read, "cluster": args.cluster, "test": args.test, "pairs": _order(outcomes, args),
+        "outcomes": outcomes, "read": read, "cluster": "cluster" if args.cluster_regex else args.cluster, "test": args.test, "pairs": _order(outcomes, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
         "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k")] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
