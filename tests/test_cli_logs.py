@@ -167,3 +167,11 @@ def test_compare_continuous_scores_warn_and_take_a_pass_threshold(tmp_path, caps
     assert k1.set_index("system")["estimate"].to_dict() == pytest.approx(direct.to_dict())
     t = pd.read_csv(tmp_path / "r2" / "tables" / "run_comparisons.csv").iloc[0]
     assert t["test"].startswith("Sign-flip permutation test") and t["diff"] == pytest.approx(0.2)
+
+
+def test_compare_orders_pairs_as_the_runs_are_given(tmp_path):
+    out = tmp_path / "r"
+    assert main(["compare", str(RUNS / "candidate"), str(RUNS / "baseline"), "--names", "new,old",
+                 "--n-resamples", "999", "--out", str(out)]) == 0
+    row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
+    assert (row["a"], row["b"]) == ("old", "new") and row["diff"] == pytest.approx(-0.1180555556)

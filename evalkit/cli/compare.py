@@ -164,9 +164,10 @@ def _natural(name: str) -> tuple[int, float, str]:
 def _order(outcomes: pd.DataFrame, args: argparse.Namespace) -> list[tuple[str, str]] | None:
     if args.baseline is not None:
         return None
-    names = list(dict.fromkeys(outcomes["system"]))  # order of the RUNs (or of first appearance)
     if args.by:
-        names = sorted(names, key=_natural)
+        names = sorted(dict.fromkeys(outcomes["system"]), key=_natural)
+    else:  # the order of the RUNs on the command line
+        names = list(dict.fromkeys(_run_names(list(args.runs), args.names).values()))
     return [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names))]
 
 
@@ -182,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
         warnings.warn("Some scores are not 0/1, so the reliability section (pass@k, pass^k, flaky tasks) is "
                       "skipped; pass --pass-threshold T to count a score >= T as a pass.", UserWarning, stacklevel=2)
     params = {
-        "outcomes": outcomes, "read": read, "cluster": "cluster" if args.cluster_regex else args.cluster, "test": args.test, "pairs": _order(outcomes, args),
+        "outcomes": outcomes, "read": read, "cluster": "cluster" if args.cluster_regex else args.cluster,
+        "test": args.test, "pairs": _order(outcomes, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
         "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k")] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
