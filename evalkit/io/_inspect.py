@@ -8,6 +8,8 @@ import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from evalkit.io._json import read_json
+
 __all__ = ["inspect_samples", "inspect_session"]
 
 _GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -78,12 +80,7 @@ def inspect_samples(path: Path) -> Iterator[tuple[dict, dict]]:
             for n in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
                 yield header, json.loads(z.read(n))
         return
-    with open(path, encoding="utf-8") as fh:
-        try:
-            log = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path.name} is not valid JSON ({exc.msg} at line {exc.lineno}); "
-                             "expected an Inspect AI log.") from None
+    log = read_json(path, "an Inspect AI log")
     if not isinstance(log, dict) or "eval" not in log:
         raise ValueError(f"{path.name} is not an Inspect AI log (no 'eval' header).")
     for sample in log.get("samples") or []:

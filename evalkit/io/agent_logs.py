@@ -24,7 +24,6 @@ separate SWE-bench report), and a generic JSONL event stream.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.io._inspect import inspect_samples, inspect_session
+from evalkit.io._json import read_json
 from evalkit.io.traces import validate_traces
 
 __all__ = [
@@ -164,12 +164,7 @@ def swe_agent_rows(
     system: str | None = None, session: str = "0",
 ) -> tuple[list[dict], list[str]]:
     """The one submission of a ``.traj`` file; an instance the ``resolved`` mapping lacks is unscored."""
-    with open(path, encoding="utf-8") as fh:
-        try:
-            traj = json.load(fh)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path.name} is not valid JSON ({exc.msg} at line {exc.lineno}); "
-                             "expected a SWE-agent trajectory.") from None
+    traj = read_json(path, "a SWE-agent trajectory")
     stats = (traj.get("info") or {}).get("model_stats") if isinstance(traj, dict) else None
     if not stats:
         raise ValueError(f"{path.name} has no info.model_stats; is it a SWE-agent trajectory?")

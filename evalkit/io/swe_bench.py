@@ -21,6 +21,8 @@ import json
 import os
 from pathlib import Path
 
+from evalkit.io._json import read_json
+
 __all__ = ["read_swe_bench_report", "read_resolved_ids"]
 
 _FAILED_LISTS = ("unresolved_ids", "empty_patch_ids", "error_ids", "incomplete_ids", "submitted_ids",
@@ -28,11 +30,7 @@ _FAILED_LISTS = ("unresolved_ids", "empty_patch_ids", "error_ids", "incomplete_i
 
 
 def _load_json(path: Path) -> object:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path.name} is not valid JSON ({exc.msg} at line {exc.lineno}); expected a "
-                         "SWE-bench evaluation report.") from None
+    return read_json(path, "a SWE-bench evaluation report")
 
 
 def _from_object(obj: object, name: str) -> dict[str, bool]:
