@@ -175,3 +175,31 @@ def test_compare_orders_pairs_as_the_runs_are_given(tmp_path):
                  "--n-resamples", "999", "--out", str(out)]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert (row["a"], row["b"]) == ("old", "new") and row["diff"] == pytest.approx(-0.1180555556)
+
+
+def test_report_traces_table_keeps_its_checksum(tmp_path):
+    import hashlib
+
+    import numpy as np
+
+    g = np.random.default_rng(0)
+    rows = [(s, f"t{t}", f"s{k}", 2.0**b, 0.1 * b + (0.3 if s == "b" else 0.0) + g.gumbel())
+            for s in ("a", "b") for t in range(3) for k in range(6) for b in range(6)]
+    path = tmp_path / "sessions.csv"
+    pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"]).to_csv(path, index=False)
+    out = tmp_path / "r"
+    assert main(["report", "--traces", str(path), "--curve-bootstrap", "10", "--out", str(out)]) == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["parameters"]["traces_file"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_rating_remedies_name_the_prior_flag(capsys):
+    from evalkit.cli._logs import cli_remedies
+
+    with pytest.raises(ValueError, match=r"start the grid later \(--start\), or pass --prior N"):
+        with cli_remedies():
+            raise ValueError("use more sessions or tasks, start the grid later, or pass prior=... (pseudo-games).")
+    with pytest.raises(ValueError, match=r"Remedies: add symmetric pseudo-games with --prior N \(ratings"):
+        with cli_remedies():
+            raise ValueError("Remedies: add an L2 prior (e.g. fit_bt(..., l2=0.01), which shrinks the ratings and "
+                             "always exists), drop these models.")

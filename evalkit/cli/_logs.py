@@ -37,6 +37,10 @@ _REMEDIES: tuple[tuple[str, str], ...] = (
     (r"pass metric= to choose one\.", "choose one with --metric NAME."),
     (r"The cluster column '([^']*)'", r"The --cluster column '\1'"),
     (r"consider prior=\.\.\.", "consider --prior N"),
+    (r"pass prior=\.\.\.", "pass --prior N"),
+    (r"add an L2 prior \(e\.g\. fit_bt\(\.\.\., l2=[0-9.]+\), which shrinks the ratings and always exists\)",
+     "add symmetric pseudo-games with --prior N (ratings then always exist)"),
+    (r"start the grid later", "start the grid later (--start)"),
 )
 
 
