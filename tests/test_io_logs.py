@@ -156,3 +156,12 @@ def test_event_stream_in_bulk_with_a_column_mapping(tmp_path):
         read_logs(path)
     frame = read_logs(path, columns={"system": "agent", "session": "run", "score": "reward"})
     assert frame[["system", "budget", "score"]].values.tolist() == [["a", 6.0, 1.0], ["b", 4.0, 0.0]]
+
+
+def test_inspect_folder_index_is_not_mistaken_for_a_log(tmp_path):
+    shutil.copyfile(TRANSCRIPTS / "inspect_ai" / "2025-05-12T20-28-26-04-00_security-guide.json", tmp_path / "a.json")
+    header = json.loads((tmp_path / "a.json").read_text())
+    index = {"a.json": {k: header[k] for k in ("version", "status", "eval")}}  # Inspect's logs.json: file -> header
+    (tmp_path / "logs.json").write_text(json.dumps(index))
+    frame = read_logs(tmp_path)
+    assert frame.attrs["files"] == {"inspect": 1} and [Path(p).name for p in frame.attrs["skipped"]] == ["logs.json"]

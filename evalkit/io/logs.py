@@ -27,6 +27,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import sys
 import warnings
 import zipfile
@@ -47,6 +48,7 @@ __all__ = ["LOG_FORMATS", "LogOptions", "expand_paths", "log_format", "iter_log_
 
 LOG_FORMATS: tuple[str, ...] = ("inspect", "swe_agent", "lm_eval", "events")
 _GLOB_CHARS = set("*?[")
+_INSPECT_JSON = re.compile(rb'^\s*\{\s*"version"\s*:')
 
 
 @dataclass(frozen=True)
@@ -128,8 +130,9 @@ def log_format(path: Path) -> str | None:
     if suffix == ".traj":
         return "swe_agent"
     if suffix == ".json":
-        head = _head(path).lstrip()
-        return "inspect" if head.startswith(b"{") and b'"eval"' in head and b'"version"' in head else None
+        head = _head(path)
+        # an Inspect JSON log opens with its "version" key; Inspect's folder index logs.json (file -> header) does not
+        return "inspect" if _INSPECT_JSON.match(head) and b'"eval"' in head else None
     if suffix in (".jsonl", ".ndjson"):
         if LM_EVAL_SAMPLES.match(path.name):
             return "lm_eval"
