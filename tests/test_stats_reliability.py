@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from agent_runs_helpers import RUNS
+from hypothesis import given
+from hypothesis import strategies as st
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
@@ -151,3 +153,14 @@ def test_run_counts_needs_pass_fail_or_a_threshold():
         run_counts(out)
     assert run_counts(out, threshold=0.5)["c"].tolist() == [2]
     assert list(itertools.islice(run_counts(out, threshold=0.5).columns, 4)) == ["system", "task", "n", "c"]
+
+
+@given(st.lists(st.tuples(st.integers(4, 12), st.floats(0, 1)), min_size=2, max_size=8))
+def test_pass_k_orderings_hold_for_any_counts(tasks):
+    counts = {f"t{i}": (n, int(round(f * n))) for i, (n, f) in enumerate(tasks)}
+    t = reliability(_outcomes(counts), ks=[1, 2, 3, 4]).pass_k
+    at = t[t["metric"] == "pass@k"].set_index("k")["estimate"]
+    hat = t[t["metric"] == "pass^k"].set_index("k")["estimate"]
+    assert at[1] == pytest.approx(hat[1])  # one run: both are the pass rate
+    assert (np.diff(at.to_numpy()) >= -1e-12).all() and (np.diff(hat.to_numpy()) <= 1e-12).all()
+    assert ((t["ci_low"] <= t["estimate"] + 1e-12) | t["ci_low"].isna()).all()
