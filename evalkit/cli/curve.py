@@ -50,6 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--window", type=int, default=5, help="checkpoints per local-slope fit (default 5)")
     p.add_argument("--align", choices=["centred", "trailing"], default="centred", help="local-slope window")
     p.add_argument("--lower-is-better", action="store_true", help="smaller scores are better")
+    p.add_argument("--within-session", action="store_true",
+                   help="let checkpoints of the same session play each other (default: not; their results are "
+                        "fixed by the prefix maximum)")
     p.add_argument("--logs", action="store_true", help="PATH are agent logs (implied by folders, globs and log files)")
     p.add_argument("--by", default="system", metavar="COLUMN",
                    help="what names a system: 'system' (as logged, default), 'input' (each PATH is one system, "
@@ -120,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             traces[["system", "task", "session", "budget", "score"]], mode=args.mode, grid=args.grid,
             budgets=budgets, start=args.start, stop=args.stop,
             bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
-            higher_is_better=not args.lower_is_better,
+            higher_is_better=not args.lower_is_better, within_session=args.within_session,
         )
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
@@ -131,7 +134,8 @@ def run(args: argparse.Namespace) -> int:
     print(to_markdown(table, floatfmt=".4g"))
 
     points = pd.DataFrame([
-        {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status}
+        {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status,
+         "note": i.note}
         for i in infl
     ])
     print("scaling inflection point (last budget with local slope > 400 Elo/decade)\n")

@@ -71,6 +71,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sort-budgets", action="store_true",
                    help="--traces table: sort each session by budget instead of requiring file order")
     add_log_arguments(p)
+    from evalkit.cli.judging import add_judge_flags
+
+    add_judge_flags(p)
     p.set_defaults(func=run)
 
 
@@ -96,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
     curve_options.update({k: v for k, v in (("budgets", parse_floats(args.budgets, "--budgets")),
                                             ("start", args.start), ("stop", args.stop),
                                             ("prior", args.prior), ("missing", args.missing)) if v is not None})
+    if args.judge:
+        params["judge"] = args.judge
     with cli_remedies():
         return _write(args, comparisons, traces, curve_options, params)
 
