@@ -36,6 +36,7 @@ _COMMANDS: tuple[str, ...] = (
     "simulate",
     "curve",
     "report",
+    "compare",
     "verify",
 )
 # library keyword -> CLI flag, where the names differ (others: --keyword with - for _)

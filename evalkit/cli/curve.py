@@ -6,11 +6,19 @@ import argparse
 import os
 from pathlib import Path
 
-from evalkit.cli._common import add_common, call
+import pandas as pd
 
-__all__ = ["register", "run"]
+from evalkit.cli._common import add_common
+from evalkit.cli._logs import (
+    add_log_arguments,
+    cli_remedies,
+    looks_like_logs,
+    parse_floats,
+    parse_mapping,
+    read_log_inputs,
+)
 
-_LOG_SUFFIXES = (".eval", ".traj")
+__all__ = ["register", "run", "read_sessions", "name_systems"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,15 +28,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="self-Elo / joint Elo against budget, the 400-per-decade reference and b_inf",
         description=(
             "Read a session table (system, task, session, cumulative budget, score; CSV, JSONL or "
-            "Parquet) or agent logs (Inspect .eval/.json, SWE-agent .traj, with --logs), rate each "
-            "system's best-so-far score at every budget checkpoint with one pooled Bradley-Terry "
-            "fit, bootstrap sessions for bands, print the curve and the scaling inflection point "
-            "(last budget whose local slope exceeds 400 Elo per decade), and save a PNG."
+            "Parquet) or agent logs (files, folders or globs of Inspect .eval/.json, SWE-agent .traj "
+            "with --resolved, JSONL events with --map), rate each system's best-so-far score at every "
+            "budget checkpoint with one pooled Bradley-Terry fit, bootstrap sessions for bands, print "
+            "the curve and the scaling inflection point (last budget whose local slope exceeds 400 Elo "
+            "per decade), and save a PNG."
         ),
     )
-    p.add_argument("path", nargs="+", help="session table (- reads stdin), or agent log file(s) with --logs")
+    p.add_argument("path", nargs="+", help="session table (- reads stdin), or agent log files / folders / globs")
     p.add_argument("--mode", choices=["self", "joint"], default="self", help="self-Elo (default) or joint Elo")
     p.add_argument("--grid", type=float, default=1.5, help="ratio between budget checkpoints (default 1.5)")
+    p.add_argument("--budgets", default=None, metavar="B1,B2,...", help="explicit checkpoint budgets (overrides --grid)")
     p.add_argument("--start", type=float, default=None, help="first checkpoint (default: smallest budget)")
     p.add_argument("--stop", type=float, default=None, help="last checkpoint cap (default: largest budget)")
     p.add_argument("--bootstrap", type=int, default=500, help="session-bootstrap replicates (default 500)")
@@ -42,41 +52,79 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--within-session", action="store_true",
                    help="let checkpoints of the same session play each other (default: not; their results are "
                         "fixed by the prefix maximum)")
-    p.add_argument("--logs", action="store_true", help="PATH are agent logs (.eval/.traj imply it)")
-    p.add_argument("--budget-unit", choices=["tokens", "tokens_total", "cost", "time"], default="tokens",
-                   help="budget unit when reading agent logs (default tokens = input + output)")
+    p.add_argument("--logs", action="store_true", help="PATH are agent logs (implied by folders, globs and log files)")
+    p.add_argument("--by", default="system", metavar="COLUMN",
+                   help="what names a system: 'system' (as logged, default), 'input' (each PATH is one system, "
+                        "named after it) or another column of the logs (e.g. epoch)")
+    p.add_argument("--drop-unscored", action="store_true", help="session table: drop rows without a score (counted)")
+    p.add_argument("--sort-budgets", action="store_true",
+                   help="session table: sort each session by budget instead of requiring file order")
+    add_log_arguments(p)
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write curve.csv, inflection.csv, curve.png and run.json into the new folder DIR")
     add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
 
+def read_sessions(args: argparse.Namespace, paths: list[str], *, by: str = "system") -> pd.DataFrame:
+    """The session table of ``paths``: a table file, or logs (systems named by the ``by`` column)."""
+    from evalkit.io import read_traces
+
+    mapping = parse_mapping(args.map, "--map")
+    if getattr(args, "logs", False) or looks_like_logs(paths, mapping):
+        traces = read_log_inputs(args, paths, metadata=(by,) if by not in ("system", "input") else ())
+        if traces.attrs.get("files", {}).get("lm_eval") and not traces["budget"].gt(0).any():
+            raise ValueError("lm-evaluation-harness samples record no budget (tokens, cost or time), so there is no "
+                             "Elo per budget to draw; compare their runs with `evalkit compare` instead.")
+        return name_systems(traces, by, paths)
+    with cli_remedies():
+        return read_traces(paths[0], columns=mapping or None,
+                           missing_score="drop" if args.drop_unscored else "raise",
+                           order="sort" if args.sort_budgets else "check")
+
+
+def name_systems(traces: pd.DataFrame, by: str, paths: list[str]) -> pd.DataFrame:
+    """Rename ``system`` after the ``by`` column ('input': each path is one system, named by its basename)."""
+    if by == "system":
+        return traces
+    if by not in traces.columns:
+        extra = [c for c in traces.columns if c not in ("system", "task", "session", "budget", "score", "source", "line")]
+        raise ValueError(f"--by {by!r} names no column of the logs; use 'system', 'input' or one of {extra}.")
+    out = traces.copy()
+    if by == "input":
+        names = {p: (Path(p).stem if Path(p).is_file() else Path(p).name) or p for p in paths}
+        if len(set(names.values())) < len(names):
+            names = {p: p for p in paths}
+        out["system"] = out["input"].map(names).fillna(out["input"])
+    else:
+        out["system"] = out[by].astype(str)
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit curve``."""
     os.environ.setdefault("MPLBACKEND", "Agg")
-    import pandas as pd
-
     from evalkit._output import check_out_path
     from evalkit.budget import elo_curves, inflection_point
-    from evalkit.io import read_agent_logs, read_traces
+    from evalkit.io import read_traces
 
     ui, inputs = args.ui, args.inputs
     if args.out:
         check_out_path(args.out, force=args.force)
-    if args.logs or any(Path(p).suffix.lower() in _LOG_SUFFIXES for p in args.path):
-        traces = read_agent_logs([Path(p) for p in args.path], budget=args.budget_unit)
-    elif len(args.path) == 1:
-        traces = call(ui, "read", read_traces, inputs.path(args.path[0], reader=read_traces),
-                      **inputs.kwargs(read_traces))
-    else:
-        raise ValueError("Pass one session table, or several agent logs with --logs.")
+    if args.path == ["-"]:  # a session table on stdin
+        args.path = [inputs.path("-", reader=read_traces)]
+    traces = read_sessions(args, list(args.path), by=args.by)
     ui.info(f"read {len(traces)} submissions: {traces['system'].nunique()} systems, "
             f"{traces['task'].nunique()} tasks, "
             f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions")
-    res = call(ui, f"bootstrap ({args.bootstrap} replicates)", elo_curves,
-               traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
-               bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
-               higher_is_better=not args.lower_is_better, within_session=args.within_session)
+    budgets = parse_floats(args.budgets, "--budgets")
+    with cli_remedies(), ui.step(f"bootstrap ({args.bootstrap} replicates)"):
+        res = elo_curves(
+            traces[["system", "task", "session", "budget", "score"]], mode=args.mode, grid=args.grid,
+            budgets=budgets, start=args.start, stop=args.stop,
+            bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
+            higher_is_better=not args.lower_is_better, within_session=args.within_session,
+        )
     infl = [inflection_point(res, system=s, window=args.window, align=args.align) for s in res.systems]
     table = res.curve[["system", "budget", "elo", "ci_low", "ci_high", "n_games", "tie_share"]]
     points = pd.DataFrame([
@@ -103,7 +151,7 @@ def _write(args: argparse.Namespace, res, points, infl) -> None:
 
     params = {k: v for k, v in vars(args).items() if k in (
         "mode", "grid", "start", "stop", "bootstrap", "seed", "missing", "prior", "window", "align",
-        "lower_is_better", "budget_unit", "within_session")}
+        "lower_is_better", "budget_unit", "within_session", "budgets", "by")}
     record = {"command": "curve", "inputs": list(args.path), "parameters": params}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         out.write_csv(res.curve, "curve.csv")
