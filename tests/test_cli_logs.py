@@ -28,18 +28,18 @@ def _err(capsys) -> str:
 
 
 def test_curve_traj_names_resolved_flags_and_reads_the_report(tmp_path, capsys):
-    assert main(["curve", str(TRAJ), "--out", str(tmp_path)]) == 2
+    assert main(["curve", str(TRAJ), "--out", str(tmp_path / "out"), "--force"]) == 2
     err = _err(capsys)
     assert "--resolved REPORT.json" in err and "--resolved-ids FILE" in err and "resolved=True" not in err
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"resolved_ids": [TRAJ.stem], "unresolved_ids": []}))
     # scored now; one trajectory is one budget, so the next error is the grid's, again as flags
-    assert main(["curve", str(TRAJ), "--resolved", str(report), "--bootstrap", "0", "--out", str(tmp_path)]) == 2
+    assert main(["curve", str(TRAJ), "--resolved", str(report), "--bootstrap", "0", "--out", str(tmp_path / "out"), "--force"]) == 2
     err = _err(capsys)
     assert "--grid" in err and "--budgets" in err and "explicit budgets" not in err
     ids = tmp_path / "ids.txt"
     ids.write_text(TRAJ.stem + "\n")
-    assert main(["curve", str(TRAJ), "--resolved-ids", str(ids), "--bootstrap", "0", "--out", str(tmp_path)]) == 2
+    assert main(["curve", str(TRAJ), "--resolved-ids", str(ids), "--bootstrap", "0", "--out", str(tmp_path / "out"), "--force"]) == 2
     assert "--budgets" in _err(capsys)
 
 
@@ -58,12 +58,12 @@ def _events(path, *, system_field="agent"):
 
 def test_curve_events_jsonl_with_map(tmp_path, capsys):
     path = _events(tmp_path / "events.jsonl")
-    assert main(["curve", "--logs", str(path), "--out", str(tmp_path)]) == 2
+    assert main(["curve", "--logs", str(path), "--out", str(tmp_path / "out"), "--force"]) == 2
     err = _err(capsys)
     assert "--map NAME=FIELD" in err and "columns=" not in err and "'agent'" in err
     out = tmp_path / "out"
     assert main(["curve", "--logs", str(path), "--map", "system=agent", "--map", "session=run", "--map",
-                 "score=reward", "--bootstrap", "10", "--grid", "2", "--out", str(out)]) == 0
+                 "score=reward", "--bootstrap", "10", "--grid", "2", "--out", str(out), "--force"]) == 0
     curve = pd.read_csv(out / "curve.csv")
     assert set(curve["system"]) == {"a", "b"}
     # budget: cumulative input + output tokens, so checkpoints start at the first submission's 110 tokens
@@ -72,25 +72,25 @@ def test_curve_events_jsonl_with_map(tmp_path, capsys):
 
 def test_curve_on_a_folder_of_inspect_logs(tmp_path):
     assert main(["curve", "--logs", str(RUNS / "baseline"), str(RUNS / "candidate"), "--by", "input",
-                 "--bootstrap", "10", "--out", str(tmp_path)]) == 0
-    assert set(pd.read_csv(tmp_path / "inflection.csv")["system"]) == {"baseline", "candidate"}
-    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+                 "--bootstrap", "10", "--out", str(tmp_path / "out"), "--force"]) == 0
+    assert set(pd.read_csv(tmp_path / "out" / "inflection.csv")["system"]) == {"baseline", "candidate"}
+    assert (tmp_path / "out" / "curve.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_single_inspect_log_names_grid_flags_and_works_with_them(tmp_path, capsys):
-    assert main(["curve", str(SMALL), "--bootstrap", "0", "--out", str(tmp_path)]) == 2
+    assert main(["curve", str(SMALL), "--bootstrap", "0", "--out", str(tmp_path / "out"), "--force"]) == 2
     err = _err(capsys)
     assert "--grid" in err and "--budgets B1,B2" in err and "--start/--stop" in err
-    assert main(["curve", str(SMALL), "--budgets", "500,1000,2000,4000", "--bootstrap", "0", "--out", str(tmp_path)]) == 0
-    assert pd.read_csv(tmp_path / "curve.csv")["budget"].tolist() == [500.0, 1000.0, 2000.0, 4000.0]
+    assert main(["curve", str(SMALL), "--budgets", "500,1000,2000,4000", "--bootstrap", "0", "--out", str(tmp_path / "out"), "--force"]) == 0
+    assert pd.read_csv(tmp_path / "out" / "curve.csv")["budget"].tolist() == [500.0, 1000.0, 2000.0, 4000.0]
 
 
 def test_report_traces_reads_an_inspect_log(tmp_path, capsys):
     out = tmp_path / "r"
-    assert main(["report", "--traces", str(SMALL), "--out", str(out)]) == 2
+    assert main(["report", "--traces", str(SMALL), "--out", str(out), "--force"]) == 2
     err = _err(capsys)
     assert "CSV" not in err and "--grid" in err and "--budgets" in err
-    assert main(["report", "--traces", str(SMALL), "--grid", "1.05", "--curve-bootstrap", "10", "--out", str(out)]) == 0
+    assert main(["report", "--traces", str(SMALL), "--grid", "1.05", "--curve-bootstrap", "10", "--out", str(out), "--force"]) == 0
     md = (out / "report.md").read_text()
     assert "## Elo per budget" in md
     run = json.loads((out / "run.json").read_text())
@@ -107,11 +107,11 @@ def test_compare_plan_prints_the_power_table(capsys):
 
 
 def test_compare_by_epoch_splits_a_single_log(tmp_path, capsys):
-    assert main(["compare", str(SMALL), "--by", "epoch", "--out", str(tmp_path)]) == 0
-    t = pd.read_csv(tmp_path / "tables" / "run_comparisons.csv")
+    assert main(["compare", str(SMALL), "--by", "epoch", "--out", str(tmp_path / "out"), "--force"]) == 0
+    t = pd.read_csv(tmp_path / "out" / "tables" / "run_comparisons.csv")
     assert len(t) == 15  # six epochs, all pairs
     assert t["note"].str.contains("at least 2").all()  # one task: every pair is untestable, and says why
-    assert main(["compare", str(SMALL), "--by", "seed", "--out", str(tmp_path)]) == 2
+    assert main(["compare", str(SMALL), "--by", "seed", "--out", str(tmp_path / "out"), "--force"]) == 2
     assert "--by 'seed'" in _err(capsys)
 
 
@@ -123,11 +123,11 @@ def test_compare_lm_eval_runs_of_two_models(tmp_path):
     _lm_eval_samples(tmp_path / "org__a", "org/a", scores_a, "2025-01-02T03-04-05.1")
     _lm_eval_samples(tmp_path / "org__b", "org/b", scores_b, "2025-01-02T03-04-05.2")
     out = tmp_path / "r"
-    assert main(["compare", str(tmp_path / "org__a"), str(tmp_path / "org__b"), "--out", str(out)]) == 0
+    assert main(["compare", str(tmp_path / "org__a"), str(tmp_path / "org__b"), "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert row["test"] == "McNemar's exact test" and row["diff"] == pytest.approx(3 / 12)
     assert main(["compare", str(tmp_path / "org__a"), str(tmp_path / "org__b"), "--metric", "f1",
-                 "--out", str(out)]) == 2
+                 "--out", str(out), "--force"]) == 2
 
 
 def test_compare_swe_agent_runs_with_their_reports(tmp_path):
@@ -139,16 +139,16 @@ def test_compare_swe_agent_runs_with_their_reports(tmp_path):
         (tmp_path / run / "model.run.json").write_text(json.dumps({"resolved_ids": resolved,
                                                                   "unresolved_ids": sorted(set(ids) - set(resolved))}))
     out = tmp_path / "r"
-    assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--out", str(out)]) == 0
+    assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert (row["a"], row["b"], row["mean_a"], row["mean_b"]) == ("run-b", "run-a", 5 / 6, 2 / 6)
     # clusters from the instance ids: the repository (SWE-bench's natural cluster)
     assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--cluster-regex", r"^(.+)-\d+$",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert row["se_method"] == "CR1 clustered by cluster (3 clusters)" and row["df"] == 2
     assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--cluster-regex", "^django",
-                 "--out", str(out)]) == 2
+                 "--out", str(out), "--force"]) == 2
 
 
 def test_compare_continuous_scores_warn_and_take_a_pass_threshold(tmp_path, capsys):
@@ -172,7 +172,7 @@ def test_compare_continuous_scores_warn_and_take_a_pass_threshold(tmp_path, caps
 def test_compare_orders_pairs_as_the_runs_are_given(tmp_path):
     out = tmp_path / "r"
     assert main(["compare", str(RUNS / "candidate"), str(RUNS / "baseline"), "--names", "new,old",
-                 "--n-resamples", "999", "--out", str(out)]) == 0
+                 "--n-resamples", "999", "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     assert (row["a"], row["b"]) == ("old", "new") and row["diff"] == pytest.approx(-0.1180555556)
 
@@ -188,7 +188,7 @@ def test_report_traces_table_keeps_its_checksum(tmp_path):
     path = tmp_path / "sessions.csv"
     pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"]).to_csv(path, index=False)
     out = tmp_path / "r"
-    assert main(["report", "--traces", str(path), "--curve-bootstrap", "10", "--out", str(out)]) == 0
+    assert main(["report", "--traces", str(path), "--curve-bootstrap", "10", "--out", str(out), "--force"]) == 0
     run = json.loads((out / "run.json").read_text())
     assert run["parameters"]["traces_file"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
 

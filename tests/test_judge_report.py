@@ -90,10 +90,10 @@ def test_cli_warnings_and_adjust_position(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "judge gpt-3.5-turbo favours the left answer in 67.2% of 2923 decisive votes" in err
     assert "judge gpt-3.5-turbo is also a contestant (GPT 3.5 Turbo" in err
-    assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--out", str(tmp_path)]) == 0
+    assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--out", str(tmp_path / "out"), "--force"]) == 0
     cap = capsys.readouterr()
     assert "Position-adjusted" in cap.out and "favours the right (second) position" in cap.out
-    assert (tmp_path / "leaderboard.csv").exists()
+    assert (tmp_path / "out" / "leaderboard.csv").exists()
     assert main(["rate", f"{LLMFAO}/crowd-comparisons.csv", "--cluster", "item"]) == 0
     assert "rests on only 13 clusters" in capsys.readouterr().err
 

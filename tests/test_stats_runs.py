@@ -31,7 +31,7 @@ def test_compare_two_single_run_folders_matches_statsmodels_mcnemar(tmp_path):
         (tmp_path / system).mkdir()
         shutil.copyfile(RUNS / system / "run-1.eval", tmp_path / system / "run-1.eval")
     out = tmp_path / "report"
-    assert main(["compare", str(tmp_path / "baseline"), str(tmp_path / "candidate"), "--out", str(out)]) == 0
+    assert main(["compare", str(tmp_path / "baseline"), str(tmp_path / "candidate"), "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     base = _direct_frame("baseline", range(1, 2)).set_index("task")["score"]
     cand = _direct_frame("candidate", range(1, 2)).set_index("task")["score"].reindex(base.index)
@@ -51,7 +51,7 @@ def test_compare_two_single_run_folders_matches_statsmodels_mcnemar(tmp_path):
 def test_clustered_se_equals_statsmodels_ols_cluster_and_permutation_equals_scipy(tmp_path):
     out = tmp_path / "report"
     assert main(["compare", str(RUNS / "baseline"), str(RUNS / "candidate"), "--cluster", "family",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     frame = pd.concat([_direct_frame("baseline", range(1, 7)), _direct_frame("candidate", range(1, 7))])
     means = frame.groupby(["system", "task"])["score"].mean().unstack("system")
@@ -85,10 +85,10 @@ def test_three_systems_holm_over_pairs_and_unmatched_tasks_listed():
 
 
 def test_compare_errors_name_their_flags(tmp_path, capsys):
-    assert main(["compare", str(RUNS / "baseline"), "--out", str(tmp_path)]) == 2
+    assert main(["compare", str(RUNS / "baseline"), "--out", str(tmp_path / "out"), "--force"]) == 2
     assert "--by COLUMN" in capsys.readouterr().err
     assert main(["compare", str(RUNS / "baseline"), str(RUNS / "candidate"), "--cluster", "suite",
-                 "--out", str(tmp_path)]) == 2
+                 "--out", str(tmp_path / "out"), "--force"]) == 2
     err = capsys.readouterr().err
     assert "--cluster" in err and "suite" in err
     assert main(["compare", str(RUNS / "baseline"), str(RUNS / "candidate"), "--test", "mcnemar",

@@ -41,7 +41,7 @@ _COMMANDS: tuple[str, ...] = (
 )
 # library keyword -> CLI flag, where the names differ (others: --keyword with - for _)
 _FLAG_OF = {"columns": "--score-col", "budget": "--budget-unit", "n_boot": "--n-boot", "confidence_level":
-            "--confidence", "score_columns": "--score-col", "rng": "--seed", "force": "--force"}
+            "--confidence", "score_columns": "--score-col", "rng": "--seed"}
 
 
 class _Terminated(BaseException):
@@ -82,7 +82,7 @@ def cli_remedies(message: str, options: frozenset[str]) -> str:
         key, value = m.group(1), m.group(2)
         flag = _FLAG_OF.get(key, "--" + key.replace("_", "-"))
         shown = f"{flag} {value.strip(chr(39) + chr(34))}" if value and not value.startswith("<") else flag
-        if flag in options and shown not in flags:
+        if flag in options and shown not in flags and flag not in message:
             flags.append(shown)
     return f"{message.rstrip()} On the command line: {', '.join(flags)}." if flags else message
 

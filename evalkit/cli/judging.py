@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import pandas as pd
 
-from evalkit.io.write import to_markdown, write_table
+from evalkit.io.write import to_markdown
 
 __all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
 
@@ -105,9 +104,14 @@ def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, 
         print(f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
               f"Position: {table.attrs['position']}\n")
     print(to_markdown(table, floatfmt=".4g"))
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        written = [write_table(table, out / "leaderboard.csv"), write_table(table, out / "leaderboard.md")]
-        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    if args.out:  # one folder, built atomically like every other --out (evalkit._output)
+        from evalkit._escape import markdown_table
+        from evalkit._output import atomic_output_dir
+
+        record = {"command": "rate", "variant": "by " + args.by if args.by else "adjust-position"}
+        with atomic_output_dir(args.out, force=getattr(args, "force", False), raw_csv=getattr(args, "raw_csv", False),
+                               record=record) as out:
+            out.write_csv(table, "leaderboard.csv")
+            (out.path / "leaderboard.md").write_text(markdown_table(table, floatfmt=".4g"), encoding="utf-8")
+        print(f"wrote {args.out}/: leaderboard.csv, leaderboard.md, run.json", file=sys.stderr)
     return True
