@@ -1,6 +1,7 @@
 """The reports in a real browser (headless Chromium driven by Selenium).
 
-For ``report.html`` of ``evalkit demo`` and of ``evalkit report`` on the hostile-names fixture:
+For ``report.html`` of ``evalkit demo`` and of ``evalkit report`` and ``evalkit compare`` on the
+hostile-names fixture:
 every ``<img>`` loaded, no script ran from the data (the fixture plants
 ``onerror="window.__evalkit_pwned=1"`` and a ``javascript:`` link), the page does not
 overflow horizontally at 1280 px (wide tables scroll inside their box), text columns are
@@ -75,8 +76,10 @@ def reports(tmp_path_factory):
     _run(["demo", "--out", str(tmp / "demo"), "--tasks", "6", "--sessions", "3", "--bootstrap", "30"], tmp)
     _run(["report", str(HOSTILE / "comparisons.csv"), "--scores", str(HOSTILE / "scores.csv"), "--out",
           str(tmp / "hostile"), "--n-boot", "20"], tmp)
+    _run(["compare", str(HOSTILE / "events.jsonl"), "--by", "system", "--map", "system=agent", "--map", "session=run",
+          "--map", "score=reward", "--n-resamples", "199", "--out", str(tmp / "hostile-compare")], tmp)
     return {"demo": tmp / "demo" / "report.html", "demo-real": tmp / "demo" / "real" / "report.html",
-            "hostile": tmp / "hostile" / "report.html"}
+            "hostile": tmp / "hostile" / "report.html", "hostile-compare": tmp / "hostile-compare" / "report.html"}
 
 
 _PROBE = """
@@ -99,7 +102,7 @@ return {
 """
 
 
-@pytest.mark.parametrize("name", ["demo", "demo-real", "hostile"])
+@pytest.mark.parametrize("name", ["demo", "demo-real", "hostile", "hostile-compare"])
 def test_report_in_chromium(driver, reports, name):
     page = reports[name]
     driver.set_window_size(1280, 900)

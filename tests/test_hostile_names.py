@@ -82,6 +82,16 @@ def _check_html(page: str) -> _Page:
     return p
 
 
+def _no_formula_cells(out: Path) -> None:
+    """No text cell of the folder's CSVs starts like a spreadsheet formula (numbers such as -0.2 are fine)."""
+    for csv in (out / "tables").glob("*.csv"):
+        frame = pd.read_csv(csv, keep_default_na=False, dtype=str)
+        for c in frame.columns:
+            cells = frame[c]
+            bad = cells.str.match(r"^[=+\-@\t\r]") & ~cells.str.fullmatch(r"-?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?|-?inf")
+            assert not bad.any(), (csv.name, c, list(cells[bad])[:3])
+
+
 def test_summary_prints_json_and_writes_neutralised_csv(tmp_path, capsys):
     assert main(["summary", str(HOSTILE / "comparisons.csv"), "--json", "--quiet"]) == 0
     out, err = capsys.readouterr()
@@ -145,10 +155,22 @@ def test_report_markdown_and_html_keep_their_structure(hostile_report):
         p = _Page()
         p.feed(t)
         assert len(set(p.rows)) == 1, t[:200]  # every row has the header's number of cells
-    for csv in (out / "tables").glob("*.csv"):
-        frame = pd.read_csv(csv, keep_default_na=False)
-        for c in [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]:
-            assert not frame[c].astype(str).str.match(r"^[=+\-@\t\r]").any(), (csv.name, c)
+    _no_formula_cells(out)
+
+
+def test_compare_report_keeps_its_structure(tmp_path):
+    out = tmp_path / "cmp"
+    assert main(["compare", str(HOSTILE / "events.jsonl"), "--by", "system", "--map", "system=agent", "--map",
+                 "session=run", "--map", "score=reward", "--n-resamples", "199", "--out", str(out), "--quiet"]) == 0
+    assert verify_dir(out) == []
+    md = (out / "report.md").read_text(encoding="utf-8")
+    run = json.loads((out / "run.json").read_text())
+    _check_markdown(md, 1 + len(run["sections"]))
+    page = _check_html((out / "report.html").read_text(encoding="utf-8"))
+    text = "".join(page.text)
+    for name in (NAMES[0], NAMES[1], NAMES[3], NAMES[4], NAMES[8]):
+        assert label(name) in text
+    _no_formula_cells(out)
 
 
 def test_report_figures_draw_cjk_or_say_which_glyphs_are_missing(hostile_report):
