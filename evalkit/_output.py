@@ -66,6 +66,10 @@ def check_out_path(out: str | os.PathLike[str], *, force: bool = False, flag: st
     target = Path(out)
     if target.exists() and not target.is_dir():
         raise ValueError(f"{flag} {str(target)!r} exists and is not a folder; choose another name.")
+    here = Path.cwd().resolve()
+    if target.exists() and (target.resolve() == here or target.resolve() in here.parents):
+        raise ValueError(f"{flag} {str(target)!r} is the current folder or one of its parents; give a new folder "
+                         f"for the output (it is replaced whole).")
     if target.is_dir() and any(target.iterdir()) and not force:
         raise ValueError(f"{flag} {str(target)!r} exists and is not empty; pass --force to replace it whole "
                          f"(force=True in Python), or choose another folder.")

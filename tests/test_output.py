@@ -73,6 +73,8 @@ def test_existing_folder_refused_without_force_and_replaced_whole_with_it(tmp_pa
     _build(empty)  # an existing empty folder is fine
     with pytest.raises(ValueError, match="not supported"):
         _build("-")
+    with pytest.raises(ValueError, match="current folder"):
+        _build(".", force=True)  # never replace the folder we stand in
 
 
 def test_failure_inside_leaves_previous_folder_and_no_partial(tmp_path):
