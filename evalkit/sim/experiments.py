@@ -186,16 +186,22 @@ class Results:
         self.aggregate = aggregate
         self.data = {k: np.stack([t[k] for t in tasks]) for k in tasks[0]}
 
-    def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
-        """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""
+    def mean_curve(self, key: str, metric: str, *, baseline: str = "single") -> tuple[np.ndarray, np.ndarray]:
+        """The curve the post plots: the mean over DAGs of each run's score at time ``t`` (each
+        run's time in units of its own DAG's single-agent t_mid). Returns ``(t, mean level)``
+        at every time a run reaches a grid level (a step function, right-continuous)."""
         row = {"coverage": 0, "best": 1}[metric]
         t_mid = self.data[baseline][:, 0, _level_index(0.5)]
         times = self.data[key][:, row, :] / t_mid[:, None]  # (n_dags, levels), non-decreasing
         cand = np.unique(times)
         # mean over runs of each run's level at time t (step functions of t)
         reached = (times[:, None, :] <= cand[None, :, None]).sum(axis=2)  # (n_dags, cand)
-        lv = np.concatenate([[0.0], LEVELS])[reached]
-        ok = np.flatnonzero(lv.mean(axis=0) >= level - 1e-9)
+        return cand, np.concatenate([[0.0], LEVELS])[reached].mean(axis=0)
+
+    def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
+        """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""
+        cand, lv = self.mean_curve(key, metric, baseline=baseline)
+        ok = np.flatnonzero(lv >= level - 1e-9)
         return float(cand[ok[0]])
 
     def mean_time(self, key: str, metric: str, level: float, *, agent_time: bool = False) -> float:

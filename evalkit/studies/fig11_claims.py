@@ -165,11 +165,13 @@ def figure11_claims(result: Figure11Result, *, seed: int | str = "") -> pd.DataF
     return out[["claim", "figure", "text", "seed_value", "measure", "tolerance", "seed", "value", "holds", "detail"]]
 
 
-def _one_seed(args: tuple[Figure11Config, int]) -> pd.DataFrame:
-    config, seed = args
+def _one_seed(args: tuple[tuple[Figure11Config, ...], int]) -> list[pd.DataFrame]:
+    """Figure 11 on one seed for each configuration, in one process: the configurations draw the
+    same DAG seeds, so DAGs that differ only in their costs are grown once (:mod:`evalkit.sim.dag`)."""
+    configs, seed = args
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return figure11_claims(figure11(config, rng=seed), seed=seed)
+        return [figure11_claims(figure11(c, rng=seed), seed=seed) for c in configs]
 
 
 def figure11_reproduction(
@@ -189,13 +191,14 @@ def figure11_reproduction(
     base = config.params if config.params is not None else load_params()
     sims = {"model": config}
     sims.update({b: Figure11Config(**{**config.__dict__, "params": break_params(base, b)}) for b in breaks})
-    jobs = [(cfg, int(s)) for cfg in sims.values() for s in seeds]
+    jobs = [(tuple(sims.values()), int(s)) for s in seeds]
     best_of_n_null(config.n_tasks, config.n_sessions, float(config.decades), float(config.grid))  # before forking
     ex = get_executor(engine or ("serial" if workers == 1 else "process"), workers=workers or min(2, os.cpu_count() or 1),
                       scheduler=scheduler)
-    frames = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
-    names = [n for n in sims for _ in seeds]
-    return pd.concat([f.assign(simulator=n) for f, n in zip(frames, names, strict=True)], ignore_index=True)
+    per_seed = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
+    frames = [f.assign(simulator=n) for n, k in zip(sims, range(len(sims)), strict=True) for fs in per_seed
+              for f in fs[k:k + 1]]
+    return pd.concat(frames, ignore_index=True)
 
 
 def write_figure11_reproduction(
