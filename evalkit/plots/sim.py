@@ -19,6 +19,19 @@ def _ax(ax):
     return ax
 
 
+def _plain_log_ticks(ax, axis: str = "y") -> None:
+    """Label a log axis at 1, 2, 5, 10, 20, ... in plain numbers (a decade may hold one tick only)."""
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+    ticks = [m * 10.0**e for e in range(-1, 4) for m in (1, 2, 5)]
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_locator(FixedLocator(ticks))
+    a.set_minor_locator(NullLocator())
+    fmt = ScalarFormatter()
+    fmt.set_scientific(False)
+    a.set_major_formatter(fmt)
+
+
 def plot_level_curves(results, series: Mapping[str, str], *, metric: str = "coverage", ax=None):
     """The mean curve of each ``label -> key`` (score averaged over the DAGs at each time, time in
     units of t_mid on a log axis), as the post plots its figures 2-4."""
@@ -42,7 +55,9 @@ def plot_speedups(results, series: Mapping[str, str], *, sizes: Sequence[int], m
         ax.plot(sizes, [results.speedup(tmpl.format(k=k), metric, level) for k in sizes], marker="o", label=label)
     ax.plot(sizes, sizes, color="grey", lw=0.8, ls=":", label="linear")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(sizes), [str(k) for k in sizes])
+    _plain_log_ticks(ax)
     ax.set_xlabel("agents")
     ax.set_ylabel(f"speedup at {level:.0%} {'coverage' if metric == 'coverage' else 'best score'}")
     ax.legend(fontsize=7)
@@ -74,6 +89,7 @@ def plot_width(results, *, layers: Sequence[int], level: float = 0.9, mean_steps
     ax.set_yscale("log")
     ax.set_xticks(width, [f"{w:.0f}" for w in width])
     ax.minorticks_off()
+    _plain_log_ticks(ax)
     ax.set_xlabel(f"steps per layer ({layers[0]} ... {layers[-1]} layers)")
     ax.set_ylabel(f"speedup at {level:.0%}")
     ax.legend(fontsize=7)
