@@ -179,7 +179,7 @@ class Results:
     (as one reads a figure), and take the ratio of those times.
     """
 
-    def __init__(self, seed: int, tasks: Sequence[dict[str, np.ndarray]], aggregate: str = "mean-time") -> None:
+    def __init__(self, seed: int, tasks: Sequence[dict[str, np.ndarray]], aggregate: str = "mean-curve") -> None:
         if aggregate not in ("mean-time", "mean-curve"):
             raise ValueError(f"aggregate must be 'mean-time' or 'mean-curve'; got {aggregate!r}.")
         self.seed = seed
