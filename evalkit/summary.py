@@ -10,7 +10,8 @@ Two definitions:
   ``sd / sqrt(n)`` with the ``n - 1`` sample SD (``scipy.stats.sem`` for unit weights; weights
   act as frequency weights).
 * :func:`alpaca_eval_summary` -- AlpacaEval's leaderboard columns against one baseline,
-  with AlpacaEval's definitions: ``x`` = the model's score against the baseline,
+  with AlpacaEval's definitions (frequency weights: a row of weight ``w`` is ``w`` games):
+  ``x`` = the model's score against the baseline,
   ``win_rate = 100 * mean(x)``, ``standard_error = 100 * sem(x)`` (ddof 1),
   ``n_wins = #(x > 0.5)``, ``n_wins_base = #(x < 0.5)``, ``n_draws = #(x == 0.5)``,
   ``n_total`` = number of annotated games, and ``discrete_win_rate`` (each ``x`` rounded to
@@ -22,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalkit.io.counts import ComparisonCounts
 from evalkit.io.schema import validate_comparisons
 
 __all__ = ["summarize", "alpaca_eval_summary", "infer_baseline"]
@@ -48,13 +50,20 @@ def _maybe_int(values: pd.Series) -> pd.Series:
     return values.astype(np.int64) if np.all(v == np.round(v)) else values
 
 
-def summarize(frame: pd.DataFrame) -> pd.DataFrame:
+def _frame_of(data: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
+    """The validated frame, or the cells of counts (already valid, frequency weights)."""
+    return data.cells if isinstance(data, ComparisonCounts) else validate_comparisons(data)
+
+
+def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
     """Wins, losses, ties, n, win rate and its standard error for every model.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        A comparisons frame (validated on entry; see :mod:`evalkit.io.schema`).
+    frame : pandas.DataFrame or ComparisonCounts
+        A comparisons frame (validated on entry; see :mod:`evalkit.io.schema`) or its cells
+        (:func:`evalkit.engine.aggregate_comparisons`): the result depends on the rows only
+        through the cells.
 
     Returns
     -------
@@ -64,8 +73,7 @@ def summarize(frame: pd.DataFrame) -> pd.DataFrame:
         counts are sums of weights (integers when the weights are); ``win_rate`` is in
         [0, 1] with ties as half; ``standard_error`` is NaN for a model with one game.
     """
-    frame = validate_comparisons(frame)
-    long = _long(frame)
+    long = _long(_frame_of(frame))
     w, s = long["weight"], long["score"]
     long = long.assign(
         ws=w * s, win=w * (s > 0.5), loss=w * (s < 0.5), tie=w * (s == 0.5)
@@ -105,14 +113,16 @@ def infer_baseline(frame: pd.DataFrame) -> str:
     return str(bases[0])
 
 
-def alpaca_eval_summary(frame: pd.DataFrame, *, baseline: str | None = None) -> pd.DataFrame:
+def alpaca_eval_summary(frame: pd.DataFrame | ComparisonCounts, *,
+                        baseline: str | None = None) -> pd.DataFrame:
     """AlpacaEval's leaderboard statistics of every model against ``baseline``.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Comparisons with unit weights; games between ``baseline`` and a model are used
-        (either side; the model's score is taken), all others are ignored.
+    frame : pandas.DataFrame or ComparisonCounts
+        Comparisons (or their cells); games between ``baseline`` and a model are used
+        (either side; the model's score is taken), all others are ignored. Weights are
+        frequency weights: a row of weight 2 is two annotated games.
     baseline : str, optional
         The reference model (default: the only ``player_b`` in ``frame``).
 
@@ -127,34 +137,37 @@ def alpaca_eval_summary(frame: pd.DataFrame, *, baseline: str | None = None) -> 
     Raises
     ------
     ValueError
-        If the baseline cannot be inferred, plays no game, or a weight is not 1.
+        If the baseline cannot be inferred or plays no game.
     """
-    frame = validate_comparisons(frame)
+    frame = _frame_of(frame)
     baseline = infer_baseline(frame) if baseline is None else str(baseline)
-    w = frame["weight"].to_numpy()
-    if np.any(w != 1.0):
-        raise ValueError(
-            "AlpacaEval statistics are unweighted; the 'weight' column must be 1 everywhere. "
-            f"Got {int(np.sum(w != 1.0))} rows with another weight."
-        )
     as_a = frame["player_b"] == baseline
     as_b = frame["player_a"] == baseline
     if not (as_a | as_b).any():
         raise ValueError(f"The baseline {baseline!r} plays no game in the frame.")
-    model = pd.concat([frame.loc[as_a, "player_a"], frame.loc[as_b, "player_b"]])
-    x = pd.concat([frame.loc[as_a, "outcome"], 1.0 - frame.loc[as_b, "outcome"]])
-    x = pd.Series(x.to_numpy(dtype=float), index=pd.Index(model.to_numpy(), name="model"))
-    discrete = pd.Series(np.where(x == 0.5, 0.5, np.round(x.to_numpy())), index=x.index)
-    g = x.groupby(level="model")
+    model = np.concatenate([frame.loc[as_a, "player_a"].to_numpy(object),
+                            frame.loc[as_b, "player_b"].to_numpy(object)])
+    x = np.concatenate([frame.loc[as_a, "outcome"].to_numpy(float),
+                        1.0 - frame.loc[as_b, "outcome"].to_numpy(float)])
+    w = np.concatenate([frame.loc[as_a, "weight"].to_numpy(float), frame.loc[as_b, "weight"].to_numpy(float)])
+    discrete = np.where(x == 0.5, 0.5, np.round(x))
+    long = pd.DataFrame({"model": model, "w": w, "wx": w * x, "wins": w * (x > 0.5),
+                         "base": w * (x < 0.5), "draws": w * (x == 0.5), "wd": w * discrete})
+    g = long.groupby("model", sort=True)
+    sums = g[["w", "wx", "wins", "base", "draws", "wd"]].sum()
+    mean = sums["wx"] / sums["w"]
+    dev = (long["w"] * (x - long["model"].map(mean).to_numpy()) ** 2).groupby(long["model"]).sum()
+    n = sums["w"]
     out = pd.DataFrame(
         {
-            "win_rate": 100.0 * g.mean(),
-            "standard_error": 100.0 * g.sem(ddof=1),
-            "n_wins": (x > 0.5).groupby(level="model").sum(),
-            "n_wins_base": (x < 0.5).groupby(level="model").sum(),
-            "n_draws": (x == 0.5).groupby(level="model").sum(),
-            "n_total": g.size(),
-            "discrete_win_rate": 100.0 * discrete.groupby(level="model").mean(),
+            "win_rate": 100.0 * mean,
+            "standard_error": 100.0 * np.sqrt(dev / (n - 1) / n).where(n > 1),
+            "n_wins": _maybe_int(sums["wins"]),
+            "n_wins_base": _maybe_int(sums["base"]),
+            "n_draws": _maybe_int(sums["draws"]),
+            "n_total": _maybe_int(n),
+            "discrete_win_rate": 100.0 * sums["wd"] / n,
         }
     )
+    out.index.name = "model"
     return out.sort_values(["win_rate"], ascending=False, kind="stable")

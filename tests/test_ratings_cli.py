@@ -92,7 +92,8 @@ def test_rate_cluster_changes_intervals_not_ratings(tmp_path, capsys):
     llmfao = Path(__file__).parent / "data" / "llmfao" / "crowd-comparisons.csv"
     assert main(["rate", str(llmfao), "--out", str(tmp_path / "plain")]) == 0
     assert main(["rate", str(llmfao), "--cluster", "item", "--out", str(tmp_path / "item")]) == 0
-    assert "cluster-robust ('item') sandwich" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "cluster-robust ('item', 13 clusters, CR1) sandwich" in out
     plain = pd.read_csv(tmp_path / "plain" / "leaderboard.csv").set_index("model")
     item = pd.read_csv(tmp_path / "item" / "leaderboard.csv").set_index("model").loc[plain.index]
     np.testing.assert_allclose(item["elo"], plain["elo"], atol=1e-9)  # same point estimate

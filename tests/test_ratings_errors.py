@@ -106,7 +106,7 @@ def test_bad_anchor_and_arrays():
 
 def test_bootstrap_options():
     data = frame([("A", "B", 1.0), ("B", "A", 1.0), ("A", "B", 0.5)])
-    with pytest.raises(ValueError, match="cluster column 'item' is not in the frame"):
+    with pytest.raises(ValueError, match="cluster column 'item' is not in the frame of comparisons"):
         bootstrap_bt(data, n_boot=5, rng=0, cluster="item")
     with pytest.raises(ValueError, match="'n_boot' must be a positive integer"):
         bootstrap_bt(data, n_boot=0, rng=0)

@@ -1,9 +1,10 @@
 """Sandwich (robust, cluster-robust) and inverse-Hessian covariances against statsmodels.
 
 Bradley–Terry with ties as half a win is a logistic regression of player_a's score on
-the design row ``e_a - e_b``: statsmodels' Binomial GLM (with ``var_weights``) fits the
-same model, so its theta, nonrobust, HC0 and cluster covariances (no small-sample
-correction) are independent references, also for weights and continuous outcomes.
+the design row ``e_a - e_b``: statsmodels' Binomial GLM fits the same model, so its theta,
+nonrobust, HC0 and cluster covariances are independent references, also for continuous
+outcomes. Weights are frequency weights, so the reference is the unweighted GLM on the rows
+written out (a row of weight 3 three times).
 """
 
 from __future__ import annotations
@@ -59,27 +60,36 @@ def differences_cov(cov: np.ndarray) -> np.ndarray:
     return t @ cov @ t.T
 
 
+def expanded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Integer frequency weights written out as repeated rows of weight 1."""
+    return frame.loc[frame.index.repeat(frame["weight"].astype(int))].assign(weight=1.0)
+
+
 @pytest.mark.parametrize(
-    ("kind", "cluster", "fit_kwargs"),
+    ("kind", "cluster", "fit_kwargs", "factor"),
     [
-        ("hessian", None, {}),
-        ("sandwich", None, {"cov_type": "HC0"}),
-        (
-            "sandwich",
-            "item",
-            {"cov_type": "cluster", "cov_kwds": {"groups": None, "use_correction": False}},
-        ),
+        ("hessian", None, {}, 1.0),
+        ("sandwich", None, {"cov_type": "HC0"}, 1.0),
+        # cluster-robust; statsmodels without its correction, times CR1's G / (G - 1) (G = 40 items)
+        ("sandwich", "item",
+         {"cov_type": "cluster", "cov_kwds": {"groups": None, "use_correction": False}}, 40 / 39),
     ],
 )
-def test_covariances_match_statsmodels(kind, cluster, fit_kwargs):
-    frame = data()
+def test_covariances_match_statsmodels(kind, cluster, fit_kwargs, factor):
+    """Frequency weights: the weighted fit's covariances equal statsmodels' on the rows written out."""
+    frame = data().assign(weight=lambda f: f["weight"].map({0.5: 1.0, 1.0: 2.0, 2.0: 3.0}))
+    rows = expanded(frame)
     if cluster:
-        fit_kwargs["cov_kwds"]["groups"] = pd.factorize(frame[cluster])[0]
-    ref = glm(frame, **fit_kwargs)
+        fit_kwargs["cov_kwds"]["groups"] = pd.factorize(rows[cluster])[0]
+        assert rows[cluster].nunique() == 40
+    ref = glm(rows, **fit_kwargs)  # unweighted GLM on the expanded rows
     fit = fit_bt(aggregate(frame), ties="half")
     np.testing.assert_allclose(fit.theta[1:] - fit.theta[0], ref.params, atol=1e-8)
     ours = differences_cov(fit.covariance(kind, frame=frame, cluster=cluster))
-    np.testing.assert_allclose(ours, ref.cov_params(), rtol=1e-6, atol=1e-12)
+    np.testing.assert_allclose(ours, factor * ref.cov_params(), rtol=1e-6, atol=1e-12)
+    if cluster:
+        cr0 = differences_cov(fit.covariance(kind, frame=frame, cluster=cluster, cluster_correction="CR0"))
+        np.testing.assert_allclose(cr0, ref.cov_params(), rtol=1e-6, atol=1e-12)
 
 
 def test_counts_sandwich_equals_row_sandwich_for_unit_outcomes():

@@ -69,8 +69,10 @@ def test_alpaca_eval_summary_either_side_and_errors():
         infer_baseline(df)
     with pytest.raises(ValueError, match="plays no game"):
         alpaca_eval_summary(df, baseline="nobody")
-    with pytest.raises(ValueError, match="unweighted"):
-        alpaca_eval_summary(df.assign(weight=2.0), baseline="base")
+    # frequency weights: every weight 2 is every game twice
+    twice = alpaca_eval_summary(pd.concat([df, df], ignore_index=True), baseline="base")
+    pd.testing.assert_frame_equal(alpaca_eval_summary(df.assign(weight=2.0), baseline="base"), twice)
+    assert twice.loc["m", "standard_error"] == pytest.approx(100 * stats.sem([1.0, 0.5, 0.0] * 2))
 
 
 def test_cli_summary_writes_csv_and_markdown(tmp_path, capsys):

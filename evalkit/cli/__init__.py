@@ -26,8 +26,8 @@ _COMMANDS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every sub-command registered."""
+def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser:
+    """The top-level parser with ``commands`` (default: every sub-command) registered."""
     from evalkit import __version__
 
     parser = argparse.ArgumentParser(
@@ -36,14 +36,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMANDS:
+    for name in commands:
         importlib.import_module(f"evalkit.cli.{name}").register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    first = next((a for a in argv if not a.startswith("-")), None)
+    # only the named sub-command's module is imported (each pulls in its own dependencies)
+    parser = build_parser((first,) if first in _COMMANDS else _COMMANDS)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -6,10 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.io import FORMATS, read_comparisons
+from evalkit.engine.aggregate import AGGREGATION_ENGINES
+from evalkit.io import FORMATS
 from evalkit.io.write import to_markdown, write_table
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "add_engine_arguments"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -42,28 +43,56 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster", default=None, metavar="COLUMN",
                    help="comparisons sharing a value of this column (e.g. item, judge) may be dependent: "
                         "cluster-robust sandwich, or with --bootstrap resample whole clusters")
+    p.add_argument("--cluster-correction", choices=["CR1", "CR0"], default="CR1",
+                   help="small-sample factor of the cluster-robust sandwich: G/(G-1) (CR1, default) or none")
+    add_engine_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", default=None, metavar="DIR", help="write CSV, Markdown and PNG plots into DIR")
+    from evalkit.cli.judging import add_rate_flags
+
+    add_rate_flags(p)
     p.set_defaults(func=run)
+
+
+def add_engine_arguments(p: argparse.ArgumentParser) -> None:
+    """``--engine`` and ``--scheduler``: where the rows are reduced to counts."""
+    p.add_argument("--engine", choices=list(AGGREGATION_ENGINES), default="duckdb",
+                   help="where the rows are reduced to counts: DuckDB (default; out-of-core), pandas, "
+                        "or a Dask cluster (needs evalkit[dask] and --scheduler)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="Dask scheduler for --engine dask (default: $EVALKIT_DASK_SCHEDULER)")
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
-    from evalkit.ratings import aggregate, leaderboard, win_rate_matrix
+    from evalkit.engine.aggregate import aggregate_comparisons
+    from evalkit.ratings import leaderboard, win_rate_matrix
     from evalkit.ratings.elo import parse_anchor
 
     source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = read_comparisons(source, format=args.format)
+    progress = getattr(args, "progress", None)
+    counts, report = aggregate_comparisons(source, format=args.format, cluster=args.cluster,
+                                           engine=args.engine, scheduler=args.scheduler,
+                                           progress=progress)
     print(report.to_text(), file=sys.stderr)
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
     n_boot = args.bootstrap
     if n_boot < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
+    from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
+
+    variant = bool(args.adjust_position) or args.by is not None
+    frame = diagnostic_rows(args, report, needed=variant)
+    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster, n_clusters=counts.n_clusters)
+    if variant:
+        rate_variant(args, frame, base=base, n_boot=n_boot)
+        return 0
     table = leaderboard(
-        frame, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+        counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
         interval="bootstrap" if n_boot else args.interval, level=args.level,
-        n_boot=max(n_boot, 1), cluster=args.cluster, rng=args.seed,
+        n_boot=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
+        rng=args.seed, progress=progress,
     )
     attrs = table.attrs
     print(f"\nBradley-Terry Elo leaderboard (ties: {attrs['ties']}; intervals: {attrs['interval']})\n")
@@ -92,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         ax.figure.tight_layout()
         ax.figure.savefig(out / "leaderboard.png", dpi=150)
         plt.close(ax.figure)
-        matrix = win_rate_matrix(aggregate(frame))
+        matrix = win_rate_matrix(counts)
         ax = plot_win_rate_heatmap(matrix, order=list(table["model"]))
         ax.figure.tight_layout()
         ax.figure.savefig(out / "win_rates.png", dpi=150)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.io import FORMATS, read_comparisons
+from evalkit.cli.rate import add_engine_arguments
+from evalkit.io import FORMATS
 from evalkit.io.write import to_markdown, write_table
 from evalkit.summary import alpaca_eval_summary, summarize
 
@@ -34,23 +35,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "results/<model>/<annotator>/ directory")
     p.add_argument("--judge", default=None, help="judge name for files without a judge column")
     p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
+    add_engine_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
+    from evalkit.engine.aggregate import aggregate_comparisons
+
     source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = read_comparisons(source, format=args.format, baseline=args.baseline,
-                                     judge=args.judge, model_name_from=args.model_name_from)
+    counts, report = aggregate_comparisons(
+        source, format=args.format, baseline=args.baseline, judge=args.judge,
+        model_name_from=args.model_name_from, engine=args.engine, scheduler=args.scheduler,
+        progress=getattr(args, "progress", None))
     print(report.to_text(), file=sys.stderr)
     if report.format.startswith("alpaca_eval"):
-        table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
+        table = alpaca_eval_summary(counts, baseline=args.baseline).reset_index()
         title = "AlpacaEval win rate against the baseline (percent)"
     else:
-        table = summarize(frame)
+        table = summarize(counts)
         title = "per-model summary (win rate with ties as half)"
     print(f"\n{title}\n")
     print(to_markdown(table, floatfmt=".4f"))
+    from evalkit.cli.judging import diagnostic_rows, print_warnings
+
+    print_warnings(diagnostic_rows(args, report), report.format, judge=args.judge)
     if args.out:
         path = write_table(table, args.out)
         print(f"wrote {path}", file=sys.stderr)

@@ -10,6 +10,7 @@ number in a JSON list, a JSON column dict or a Parquet file.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import io
 import json
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-__all__ = ["LINE", "load_records", "container_of"]
+__all__ = ["LINE", "load_records", "container_of", "read_head", "decode_text", "check_unique_columns"]
 
 LINE = "_line"
 
@@ -39,6 +40,59 @@ def container_of(path: Path, head: bytes) -> str:
     if text.startswith("{"):
         return "jsonl"
     return "csv"
+
+
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def text_encoding(data: bytes, encoding: str | None) -> str:
+    """The encoding to decode ``data`` with: ``encoding``, else UTF-16 after a UTF-16 BOM, else UTF-8."""
+    if encoding:
+        return encoding
+    if data[:2] in _UTF16_BOMS:
+        return "utf-16"
+    return "utf-8-sig"
+
+
+def decode_text(path: Path, data: bytes, encoding: str | None = None) -> str:
+    """Decode a text file; a decode error names the file, the 1-based line, the byte and the remedy."""
+    enc = text_encoding(data, encoding)
+    try:
+        return data.decode(enc)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path} is not valid {enc.replace('-sig', '')} text: byte {data[exc.start:exc.start + 1]!r} at "
+            f"line {line} cannot be decoded ({exc.reason}). Pass encoding='...' with the file's "
+            "encoding (e.g. 'latin-1', 'cp1252', 'utf-16'), or re-save the file as UTF-8."
+        ) from None
+    except LookupError:
+        raise ValueError(f"encoding={encoding!r} is not a known text encoding.") from None
+
+
+def check_unique_columns(path: Path | str, columns: list[str]) -> None:
+    """Raise a ValueError when a header names a column twice (it would be silently renamed)."""
+    seen: dict[str, int] = {}
+    for k, name in enumerate(columns, start=1):
+        if name in seen:
+            raise ValueError(
+                f"The header of {path} names the column {name!r} twice (columns {seen[name]} and {k}). "
+                "Column names must be unique: rename or remove one of them."
+            )
+        seen[name] = k
+
+
+def read_head(path: Path, size: int = 4096) -> bytes:
+    """The first ``size`` bytes of a file, decompressed when it is gzip (b"" when unreadable)."""
+    with open(path, "rb") as fh:
+        head = fh.read(size)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as fh:
+                return fh.read(size)
+        except (OSError, EOFError):
+            return b""
+    return head
 
 
 def _empty(path: Path, what: str) -> ValueError:
@@ -115,12 +169,15 @@ def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
     return frame
 
 
-def _from_csv(path: Path, data: bytes) -> pd.DataFrame:
+def _from_csv(path: Path, data: bytes, encoding: str | None = None) -> pd.DataFrame:
     suffixes = [x.lower() for x in path.suffixes]
     sep = "\t" if {".tsv", ".tab"} & set(suffixes) else ","
+    text = decode_text(path, data, encoding)
+    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=sep), [])
+    check_unique_columns(path, [h.strip() for h in header])
     try:
         frame = pd.read_csv(
-            io.BytesIO(data), sep=sep, dtype=str, keep_default_na=False, na_values=_CSV_NA,
+            io.StringIO(text), sep=sep, dtype=str, keep_default_na=False, na_values=_CSV_NA,
             skip_blank_lines=False,
         )
     except pd.errors.EmptyDataError:
@@ -138,8 +195,11 @@ def _from_csv(path: Path, data: bytes) -> pd.DataFrame:
     return frame
 
 
-def load_records(path: str | Path) -> tuple[pd.DataFrame, str]:
+def load_records(path: str | Path, *, encoding: str | None = None) -> tuple[pd.DataFrame, str]:
     """Read one file into a raw frame with a ``_line`` column.
+
+    ``encoding`` is the text encoding of CSV/JSON files (default: UTF-8, or UTF-16 after a
+    UTF-16 byte-order mark; a UTF-8 BOM is skipped).
 
     Returns
     -------
@@ -163,8 +223,19 @@ def load_records(path: str | Path) -> tuple[pd.DataFrame, str]:
             raise ValueError(f"{path} looks gzip-compressed but could not be decompressed: {exc}") from None
     if not data[:4096].strip():
         raise _empty(path, "the file has no content")
+    if encoding is None and data[:2] in _UTF16_BOMS:
+        data = decode_text(path, data).encode("utf-8")  # UTF-16 with a BOM: sniff as text
+    elif encoding is not None and not data.startswith(b"PAR1"):
+        data = decode_text(path, data, encoding).encode("utf-8")
     kind = container_of(path, data[:4096])
     if kind == "parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(io.BytesIO(data)).names
+        except Exception as exc:  # pyarrow raises several types
+            raise ValueError(f"{path} looks like Parquet but could not be read: {exc}") from None
+        check_unique_columns(path, [n for n in names if not n.startswith("__index_level")])
         try:
             frame = pd.read_parquet(io.BytesIO(data)).reset_index(drop=True)
         except Exception as exc:  # pyarrow raises several types
@@ -175,10 +246,7 @@ def load_records(path: str | Path) -> tuple[pd.DataFrame, str]:
         return frame, kind
     if kind == "csv":
         return _from_csv(path, data), kind
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc}).") from None
+    text = decode_text(path, data)
     if kind == "json":
         return _from_json_text(path, text), kind
     return _from_jsonl(path, text), "jsonl"

@@ -18,16 +18,24 @@ from evalkit._errors import where
 from evalkit.io._common import Converted
 from evalkit.io._files import LINE, load_records
 from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, convert_alpaca_eval_csv
+from evalkit.io.counts import convert_pair_counts
 from evalkit.io.fastchat import convert_arena, convert_mt_bench
 from evalkit.io.report import ReadReport, ReadResult
 from evalkit.io.schema import validate_comparisons
-from evalkit.io.tables import OutcomeMap, convert_canonical, convert_columns, convert_left_right
+from evalkit.io.tables import (
+    OutcomeMap,
+    check_column_keys,
+    convert_canonical,
+    convert_columns,
+    convert_left_right,
+)
 
-__all__ = ["FORMATS", "detect_format", "read_comparisons"]
+__all__ = ["FORMATS", "check_read_options", "detect_format", "read_comparisons"]
 
 #: Known formats and the columns that identify them, in detection order.
 FORMATS: dict[str, tuple[str, ...]] = {
     "canonical": ("player_a", "player_b", "outcome"),
+    "counts": ("player_a", "player_b", "wins_a", "wins_b"),
     "mt_bench": ("model_1", "model_2", "g1_winner", "g2_winner"),
     "arena": ("model_a", "model_b", "winner"),
     "alpaca_eval": ("generator_1", "generator_2", "preference"),
@@ -94,6 +102,8 @@ def _convert(raw: pd.DataFrame, fmt: str, *, source: str, path: Path | None,
                                        judge=opts["judge"])
     if fmt == "left_right":
         return convert_left_right(raw, source=source)
+    if fmt == "counts":
+        return convert_pair_counts(raw, source=source)
     if fmt == "canonical":
         return convert_canonical(raw, source=source, missing_outcome=opts["missing_outcome"])
     return convert_columns(raw, source=source, columns=opts["columns"],
@@ -126,6 +136,17 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
     return fmt, frame, drop, conv.notes
 
 
+def check_read_options(*, format: str | None = None, self_comparisons: str = "error",
+                       columns: Mapping[str, str] | None = None,
+                       constants: Mapping[str, object] | None = None) -> None:
+    """Raise a ValueError for options :func:`read_comparisons` does not accept."""
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
+    if self_comparisons not in ("error", "drop"):
+        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
+    check_column_keys(columns, constants)
+
+
 def read_comparisons(
     source: str | Path | Sequence[str | Path] | pd.DataFrame,
     *,
@@ -138,6 +159,7 @@ def read_comparisons(
     judge: str | None = None,
     baseline: str | None = None,
     model_name_from: str = "generator_2",
+    encoding: str | None = None,
 ) -> ReadResult:
     """Read pairwise judgments into the canonical comparisons frame, with a report.
 
@@ -167,6 +189,9 @@ def read_comparisons(
         Baseline of a derived AlpacaEval CSV (default: from its file name).
     model_name_from : {"generator_2", "directory"}
         How raw AlpacaEval annotations name the model (see :mod:`evalkit.io.alpaca_eval`).
+    encoding : str, optional
+        Text encoding of CSV/JSON files. Default: UTF-8, or UTF-16 when the file starts with
+        a UTF-16 byte-order mark (a UTF-8 BOM is skipped).
 
     Returns
     -------
@@ -181,10 +206,8 @@ def read_comparisons(
         an unknown outcome label, a self-comparison (unless dropped) or an invalid row; the
         message names the file, the line, the column, what was found and what is allowed.
     """
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
-    if self_comparisons not in ("error", "drop"):
-        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
+    check_read_options(format=format, self_comparisons=self_comparisons, columns=columns,
+                       constants=constants)
     opts = dict(columns=columns, constants=constants, outcome_map=outcome_map,
                 missing_outcome=missing_outcome, self_comparisons=self_comparisons,
                 judge=judge, baseline=baseline, model_name_from=model_name_from)
@@ -197,7 +220,7 @@ def read_comparisons(
         parts.append((raw, "<DataFrame>", None))
     else:
         for path in _paths(source):
-            raw, _ = load_records(path)
+            raw, _ = load_records(path, encoding=encoding)
             parts.append((raw, str(path), path))
     formats, frames, drops, notes, kept = [], [], [], [], []
     for raw, name, path in parts:
@@ -220,11 +243,14 @@ def read_comparisons(
     else:
         out = validate_comparisons(pd.concat(kept, ignore_index=True),
                                    source=", ".join(p[1] for p in parts))
+    if "counts" in formats:
+        notes.append(f"{sum(len(p[0]) for p in parts)} rows of pre-aggregated counts became {len(out)} "
+                     "weighted comparison rows (one per wins_a / wins_b / ties count)")
     dropped = pd.Series(drop[~pd.isna(drop)], dtype=object).value_counts()
     report = ReadReport(
         source=", ".join(p[1] for p in parts),
         format="+".join(dict.fromkeys(formats)),
-        rows_read=len(full),
+        rows_read=sum(len(p[0]) for p in parts),
         rows_kept=len(out),
         dropped={str(k): int(v) for k, v in dropped.items()},
         notes=tuple(dict.fromkeys(notes)),

@@ -36,7 +36,7 @@ from evalkit.io._files import LINE
 from evalkit.io.schema import CANONICAL_COLUMNS
 
 __all__ = ["LEFT_RIGHT_WINNERS", "OutcomeMap", "convert_left_right", "convert_canonical",
-           "convert_columns"]
+           "convert_columns", "check_column_keys"]
 
 LEFT_RIGHT_WINNERS: dict[str, float] = {"left": 1.0, "right": 0.0, "tie": 0.5}
 
@@ -95,6 +95,16 @@ def _outcome(
     return out, missing
 
 
+def check_column_keys(columns: Mapping[str, str] | None, constants: Mapping[str, object] | None) -> None:
+    """Raise a ValueError when a ``columns`` / ``constants`` key is not a canonical column."""
+    unknown = [k for k in list(columns or {}) + list(constants or {}) if k not in CANONICAL_COLUMNS]
+    if unknown:
+        raise ValueError(
+            f"columns/constants keys must be canonical column names {list(CANONICAL_COLUMNS)}; "
+            f"got {unknown}."
+        )
+
+
 def convert_columns(
     raw: pd.DataFrame,
     *,
@@ -109,12 +119,7 @@ def convert_columns(
         raise ValueError(f"missing_outcome must be 'error' or 'drop'; got {missing_outcome!r}.")
     columns = dict(columns or {})
     constants = dict(constants or {})
-    unknown = [k for k in list(columns) + list(constants) if k not in CANONICAL_COLUMNS]
-    if unknown:
-        raise ValueError(
-            f"columns/constants keys must be canonical column names {list(CANONICAL_COLUMNS)}; "
-            f"got {unknown}."
-        )
+    check_column_keys(columns, constants)
     # canonical names present in the data are used unless mapped or given as constants
     for name in CANONICAL_COLUMNS:
         if name in raw.columns and name not in columns and name not in constants:

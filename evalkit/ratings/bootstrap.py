@@ -1,9 +1,11 @@
 """Seeded, vectorised, warm-started bootstrap of Bradley–Terry strengths.
 
 Resampling units are comparisons (rows) or clusters of rows (an ``item`` / ``judge`` /
-``prompt`` column). A replicate draws rows (or clusters) uniformly with replacement;
-identical rows are merged into one unit first, so the draw becomes unit counts (one
-``bincount``) and the unit counts become pair counts by one gather + ``reduceat``.
+``prompt`` column). The data arrive as cells (:class:`~evalkit.io.counts.ComparisonCounts`:
+identical rows merged, weights as frequency weights), so a replicate is one multinomial
+draw over the cells (``N`` = the total weight, rounded; probabilities ``weight / N``) or
+over the clusters (``G`` draws, equal probabilities), and the unit counts become pair counts
+by one gather + ``reduceat``. Rows are never touched.
 Replicates are fitted in batches by a quasi-Newton (chord) iteration with the full-data
 information, started at the full-data estimate and accelerated by Anderson mixing (the
 point estimate always comes from the full fit). A replicate in which some model never
@@ -23,11 +25,12 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from evalkit._progress import ProgressFn, tick
 from evalkit._rng import RNGLike, as_generator
-from evalkit.io.schema import validate_comparisons
+from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings._linalg import pinv_centred
 from evalkit.ratings.bt import BTFit, TiesMode, fit_bt
-from evalkit.ratings.counts import PairCounts, aggregate, encode_players, split_outcomes
+from evalkit.ratings.counts import PairCounts, aggregate, as_cells, encode_players, split_outcomes
 from evalkit.ratings.elo import theta_to_elo
 from evalkit.ratings.existence import divergent_models, exists_batch
 
@@ -99,34 +102,47 @@ class BTBootstrap:
         return lo, hi
 
 
+class _Draws:
+    """How a replicate resamples: a multinomial over the units with ``n`` draws.
+
+    Rows: the units are the cells, drawn with probability ``weight / W`` and ``n = round(W)``
+    draws (``W`` the total weight; frequency weights, so a cell of weight 3 is three rows);
+    each draw adds ``W / n`` times the cell's per-comparison counts (exactly 1 for integer
+    weights; for non-integer weights the replicate keeps the total weight ``W``).
+    Clusters: ``G`` draws, each cluster with probability ``1 / G``, adding its summed counts.
+    """
+
+    def __init__(self, probs: np.ndarray, n: int, scale: float) -> None:
+        self.probs, self.n, self.scale = probs, n, scale
+
+    def __call__(self, gen: np.random.Generator, size: int) -> np.ndarray:
+        draws = gen.multinomial(self.n, self.probs, size=size).astype(float)
+        if self.scale != 1.0:
+            draws *= self.scale
+        return draws
+
+
 def _units(
     frame: pd.DataFrame, fit: BTFit, cluster: str | None
-) -> tuple[_UnitSums, np.ndarray, int]:
-    """Resampling units: their pair sums, the unit of each of the equally likely draws, and ``U``.
-
-    A replicate draws ``len(slots)`` slots uniformly with replacement (rows, or clusters);
-    identical rows are one unit, so a replicate's sums cost ``O(U)``, not ``O(rows)``.
-    """
+) -> tuple[_UnitSums, _Draws]:
+    """Resampling units (cells, or clusters) as pair sums, and how a replicate draws them."""
     players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
     if players != fit.players:
         raise ValueError("'fit' was made on other players than the frame's; refit on this frame.")
     c = fit.counts
     n = len(players)
-    win, loss, tie = split_outcomes(
-        frame["outcome"].to_numpy(float), frame["weight"].to_numpy(float)
-    )
+    weight = frame["weight"].to_numpy(float)
+    win, loss, tie = split_outcomes(frame["outcome"].to_numpy(float), np.ones(len(weight)))
     swap = a > b
     key = np.where(swap, b, a) * n + np.where(swap, a, b)
     pidx = np.searchsorted(c.i * n + c.j, key)
     wi, wj = np.where(swap, loss, win), np.where(swap, win, loss)
     k = len(c.i)
     if cluster is None:
-        cells = pd.DataFrame({"p": pidx, "a": wi, "b": wj, "t": tie})
-        unit = cells.groupby(["p", "a", "b", "t"], sort=True).ngroup().to_numpy()
-        n_units = int(unit.max()) + 1
-        first = np.unique(unit, return_index=True)[1]
-        rows, cols, vals = np.arange(n_units), pidx[first], (wi[first], wj[first], tie[first])
-        return _sums(rows, cols, vals, k), unit, n_units
+        total = float(weight.sum())
+        draws_n = max(1, int(round(total)))
+        rows = np.arange(len(weight))
+        return _sums(rows, pidx, (wi, wj, tie), k), _Draws(weight / total, draws_n, total / draws_n)
     if cluster not in frame.columns:
         raise ValueError(
             f"The cluster column {cluster!r} is not in the frame; it has {list(frame.columns)}."
@@ -135,16 +151,16 @@ def _units(
     if col.isna().any():
         bad = col.isna().to_numpy()
         raise ValueError(
-            f"The cluster column {cluster!r} is missing in {int(bad.sum())} rows (first at row {int(np.argmax(bad))}); "
-            "every row needs a cluster to resample clusters."
+            f"The cluster column {cluster!r} is missing in {int(bad.sum())} rows (first at row "
+            f"{int(np.argmax(bad)) + 1}); every row needs a cluster to resample clusters."
         )
     unit = pd.factorize(col.astype(str), sort=True)[0]
     n_units = int(unit.max()) + 1
-    # one entry per (cluster, statistic): merge the rows of a cluster first
+    # one entry per (cluster, statistic): merge the cells of a cluster first
     merged = (
         coo_matrix(
             (
-                np.concatenate([wi, wj, tie]),
+                np.concatenate([wi * weight, wj * weight, tie * weight]),
                 (np.tile(unit, 3), np.concatenate([pidx, pidx + k, pidx + 2 * k])),
             ),
             shape=(n_units, 3 * k),
@@ -153,7 +169,7 @@ def _units(
         .tocoo()
     )
     sums = _UnitSums(merged.col.astype(np.int64), merged.row.astype(np.int64), merged.data, 3 * k)
-    return sums, np.arange(n_units), n_units
+    return sums, _Draws(np.full(n_units, 1.0 / n_units), n_units, 1.0)
 
 
 class _UnitSums:
@@ -284,7 +300,7 @@ def _batched_newton(i, j, w, lo, theta0, h_inv0, l2, tol, max_iter):
 
 
 def bootstrap_bt(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | ComparisonCounts,
     *,
     n_boot: int = 1000,
     rng: RNGLike,
@@ -294,13 +310,15 @@ def bootstrap_bt(
     fit: BTFit | None = None,
     tol: float = 1e-6,
     max_iter: int = 100,
+    progress: ProgressFn | None = None,
 ) -> BTBootstrap:
     """Bootstrap a Bradley–Terry fit by resampling comparisons or clusters.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Canonical comparisons frame.
+    frame : pandas.DataFrame or ComparisonCounts
+        Canonical comparisons frame, or its cells (with the ``cluster`` column when
+        resampling clusters).
     n_boot : int, default 1000
         Number of replicates.
     rng : int, SeedSequence or numpy.random.Generator
@@ -315,6 +333,8 @@ def bootstrap_bt(
     tol, max_iter
         Convergence of the replicate fits (largest step in theta; 1e-6 is 4e-5 Elo),
         warm-started at the full fit.
+    progress : callable, optional
+        ``progress("bootstrap", done, n_boot)`` after each batch of replicates.
 
     Returns
     -------
@@ -324,14 +344,13 @@ def bootstrap_bt(
     """
     if int(n_boot) != n_boot or n_boot < 1:
         raise ValueError(f"'n_boot' must be a positive integer; got {n_boot!r}.")
-    frame = validate_comparisons(frame)
+    cells = as_cells(frame, cluster=cluster)
+    frame = cells.cells
     gen = as_generator(rng)
     if fit is None:
-        fit = fit_bt(aggregate(frame, validate=False), ties=ties, l2=l2)
+        fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
     ties, l2 = fit.ties, fit.l2
-    sums, slots, n_units = _units(frame, fit, cluster)
-    n_slots = len(slots)
-    slot_dtype = np.uint32 if n_slots < 2**32 else np.int64
+    sums, draw = _units(frame, fit, cluster)
     c = fit.counts
     n, k = len(c.players), len(c.i)
     h_inv0 = (
@@ -342,15 +361,10 @@ def bootstrap_bt(
     backbone = _backbone(c, ties) if l2 == 0 else None
     never_lose = np.zeros(n, dtype=np.int64)
     never_win = np.zeros(n, dtype=np.int64)
+    tick(progress, "bootstrap", 0, n_boot)
     for start in range(0, n_boot, batch):
         size = min(batch, n_boot - start)
-        # multinomial counts of the units: n_slots uniform draws with replacement per replicate
-        # (cheaper than Generator.multinomial over the units, whose cost grows with n_slots anyway)
-        draws = np.empty((size, n_units))
-        for r in range(size):
-            draws[r] = np.bincount(
-                slots[gen.integers(0, n_slots, size=n_slots, dtype=slot_dtype)], minlength=n_units
-            )
+        draws = draw(gen, size)  # (size, units): multinomial counts of cells or clusters
         stats = sums(draws)  # (size, 3K)
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
         ok = np.ones(size, dtype=bool)
@@ -388,6 +402,7 @@ def bootstrap_bt(
                 rep = PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r])
                 th[r] = fit_bt(rep, ties=ties, l2=l2, check=False).theta
         thetas.append(th)
+        tick(progress, "bootstrap", start + size, n_boot)
     theta = np.concatenate(thetas) if thetas else np.zeros((0, n))
     return BTBootstrap(
         fit=fit,
@@ -397,5 +412,5 @@ def bootstrap_bt(
         never_lose=never_lose,
         never_win=never_win,
         unit="comparison" if cluster is None else cluster,
-        n_units=n_slots,
+        n_units=draw.n,
     )

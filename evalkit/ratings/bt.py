@@ -88,6 +88,7 @@ class BTFit:
         ridge: float = 0.0,
         frame: pd.DataFrame | None = None,
         cluster: str | None = None,
+        cluster_correction: str = "CR1",
     ) -> np.ndarray:
         """Covariance of ``theta`` (centred parametrisation), ``n x n``.
 
@@ -97,13 +98,15 @@ class BTFit:
             ``"sandwich"``: the robust (Huber–White) ``H^+ M H^+`` with ``M`` the
             outer product of per-comparison (or per-cluster) scores, valid when the model
             is misspecified; ``"hessian"``: the model-based inverse information ``H^+``.
-        ridge, frame, cluster
+        ridge, frame, cluster, cluster_correction
             See :func:`evalkit.ratings.uncertainty.covariance` (``cluster`` gives the
-            cluster-robust sandwich for comparisons that share a prompt or a judge).
+            cluster-robust sandwich for comparisons that share a prompt or a judge, with the
+            CR1 factor ``G / (G - 1)`` unless ``cluster_correction="CR0"``).
         """
         from evalkit.ratings.uncertainty import covariance
 
-        return covariance(self, kind=kind, ridge=ridge, frame=frame, cluster=cluster)
+        return covariance(self, kind=kind, ridge=ridge, frame=frame, cluster=cluster,
+                          cluster_correction=cluster_correction)
 
     def se(
         self,
@@ -111,11 +114,11 @@ class BTFit:
         *,
         frame: pd.DataFrame | None = None,
         cluster: str | None = None,
+        cluster_correction: str = "CR1",
     ) -> np.ndarray:
         """Standard errors of ``theta`` (centred parametrisation); see :meth:`covariance`."""
-        return np.sqrt(
-            np.clip(np.diag(self.covariance(kind, frame=frame, cluster=cluster)), 0.0, None)
-        )
+        cov = self.covariance(kind, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
+        return np.sqrt(np.clip(np.diag(cov), 0.0, None))
 
 
 def bt_data(counts: PairCounts, ties: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

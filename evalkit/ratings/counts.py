@@ -13,9 +13,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from evalkit.io.counts import ComparisonCounts, cells_from_frame
 from evalkit.io.schema import validate_comparisons
 
-__all__ = ["PairCounts", "aggregate", "encode_players"]
+__all__ = ["PairCounts", "aggregate", "as_cells", "encode_players"]
 
 # Outcomes within this distance of 0.5 count as ties, of 0 / 1 as losses / wins.
 _TIE_TOL = 1e-12
@@ -231,14 +232,34 @@ def split_outcomes(
     return win, loss, np.where(tie, weight, 0.0)
 
 
-def aggregate(frame: pd.DataFrame, *, validate: bool = True) -> PairCounts:
-    """Aggregate a comparisons frame into :class:`PairCounts`.
+def as_cells(data: pd.DataFrame | ComparisonCounts, *, cluster: str | None = None) -> ComparisonCounts:
+    """The cells of ``data``: a :class:`~evalkit.io.counts.ComparisonCounts` as is (re-keyed
+    when it lacks ``cluster``), or a comparisons frame validated and reduced.
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is counts without the ``cluster`` column asked for, or an invalid frame.
+    """
+    if isinstance(data, ComparisonCounts):
+        if cluster is None or data.cluster == cluster:
+            return data
+        raise ValueError(
+            f"These counts were aggregated without the cluster column {cluster!r} (their cluster is "
+            f"{data.cluster!r}); aggregate again with cluster={cluster!r}."
+        )
+    return cells_from_frame(validate_comparisons(data), cluster=cluster)
+
+
+def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) -> PairCounts:
+    """Aggregate a comparisons frame (or its cells) into :class:`PairCounts`.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Canonical comparisons frame (``player_a, player_b, outcome, weight``); see
-        :func:`evalkit.io.schema.validate_comparisons`.
+    frame : pandas.DataFrame or ComparisonCounts
+        Canonical comparisons frame (``player_a, player_b, outcome, weight``; see
+        :func:`evalkit.io.schema.validate_comparisons`), or the cells of
+        :func:`evalkit.engine.aggregate_comparisons` (already valid).
     validate : bool, default True
         Validate the frame as :func:`~evalkit.io.schema.validate_comparisons` does (a
         frame with string players and float outcomes is checked on integer codes, which
@@ -261,6 +282,8 @@ def aggregate(frame: pd.DataFrame, *, validate: bool = True) -> PairCounts:
     >>> c.players, c.wins_i.tolist(), c.wins_j.tolist(), c.ties.tolist()
     (('x', 'y'), [1.0], [1.0], [1.0])
     """
+    if isinstance(frame, ComparisonCounts):
+        frame, validate = frame.cells, False
     fast = _fast_columns(frame) if validate else None
     if fast is not None:
         players, a, b, outcome, weight = fast

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri
 
 if TYPE_CHECKING:
     from evalkit.ratings.bt import BTFit
@@ -81,6 +81,7 @@ def elo_table(
     level: float = 0.95,
     frame: pd.DataFrame | None = None,
     cluster: str | None = None,
+    cluster_correction: str = "CR1",
 ) -> pd.DataFrame:
     """Elo ratings of a fit with normal-approximation (Wald) intervals.
 
@@ -97,6 +98,8 @@ def elo_table(
     frame, cluster : optional
         The fit's comparisons frame (exact sandwich for weights / continuous outcomes)
         and a cluster column for the cluster-robust sandwich; see :meth:`BTFit.covariance`.
+    cluster_correction : {"CR1", "CR0"}, default "CR1"
+        Small-sample factor of the cluster-robust sandwich (``G / (G - 1)`` or none).
 
     Returns
     -------
@@ -107,7 +110,7 @@ def elo_table(
     """
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    cov = fit.covariance(se, frame=frame, cluster=cluster)
+    cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
     n = len(fit.theta)
     if anchor is None:
         var = np.diag(cov)
@@ -117,7 +120,7 @@ def elo_table(
         var[k] = 0.0
     sd = ELO_SCALE * np.sqrt(np.clip(var, 0.0, None))
     elo = theta_to_elo(fit.theta, fit.players, base=base, anchor=anchor)
-    z = norm.ppf(0.5 + level / 2)
+    z = float(ndtri(0.5 + level / 2))  # the normal quantile (scipy.stats.norm.ppf; lighter import)
     return pd.DataFrame(
         {
             "model": list(fit.players),

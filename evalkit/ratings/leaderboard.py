@@ -7,11 +7,12 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from evalkit._progress import ProgressFn
 from evalkit._rng import RNGLike
-from evalkit.io.schema import validate_comparisons
+from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bootstrap import bootstrap_bt
 from evalkit.ratings.bt import TiesMode, fit_bt
-from evalkit.ratings.counts import aggregate
+from evalkit.ratings.counts import aggregate, as_cells
 from evalkit.ratings.elo import elo_table, interval_label
 from evalkit.summary import summarize
 
@@ -33,7 +34,7 @@ _INTERVALS = ("sandwich", "hessian", "bootstrap")
 
 
 def leaderboard(
-    frame: pd.DataFrame,
+    frame: pd.DataFrame | ComparisonCounts,
     *,
     ties: TiesMode = "half",
     l2: float = 0.0,
@@ -43,14 +44,18 @@ def leaderboard(
     level: float = 0.95,
     n_boot: int = 1000,
     cluster: str | None = None,
+    cluster_correction: str = "CR1",
     rng: RNGLike | None = None,
+    progress: ProgressFn | None = None,
 ) -> pd.DataFrame:
     """Fit Bradley–Terry and tabulate Elo ratings with intervals, best model first.
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        Canonical comparisons frame.
+    frame : pandas.DataFrame or ComparisonCounts
+        Canonical comparisons frame, or its cells from
+        :func:`evalkit.engine.aggregate_comparisons` (aggregated with the same ``cluster``).
+        A frame is reduced to cells first; nothing below touches rows.
     ties, l2
         As in :func:`evalkit.ratings.fit_bt`.
     base : float, default 1000
@@ -66,8 +71,12 @@ def leaderboard(
     cluster : str, optional
         Column of possibly dependent comparisons (``"item"``, ``"judge"``, ...): scores
         summed per cluster in the sandwich, whole clusters resampled in the bootstrap.
+    cluster_correction : {"CR1", "CR0"}, default "CR1"
+        Small-sample factor ``G / (G - 1)`` of the cluster-robust sandwich, or none.
     rng : int or numpy.random.Generator, optional
         Required for the bootstrap.
+    progress : callable, optional
+        ``progress(stage, done, total)`` for the bootstrap replicates.
 
     Returns
     -------
@@ -77,7 +86,8 @@ def leaderboard(
         ``interval`` (e.g. ``"sandwich 95% Wald, centred"``), ``parametrisation``
         (``"centred"`` / ``"difference with <anchor>"``), ``ties``, ``n_iter``,
         ``grad_norm``, ``converged``, ``tie_param`` and, for the bootstrap,
-        ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out).
+        ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
+        ``cluster``: ``n_clusters`` and ``cluster_correction``.
     """
     if interval is None:
         interval = "sandwich"
@@ -88,8 +98,9 @@ def leaderboard(
             "'cluster' needs interval='sandwich' (cluster-robust) or 'bootstrap' (clusters resampled); "
             "Hessian intervals assume independent comparisons."
         )
-    frame = validate_comparisons(frame)
-    fit = fit_bt(aggregate(frame, validate=False), ties=ties, l2=l2)
+    cells = as_cells(frame, cluster=cluster)
+    frame = cells.cells
+    fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
     table = elo_table(
         fit,
         base=base,
@@ -98,6 +109,7 @@ def leaderboard(
         level=level,
         frame=frame,
         cluster=cluster if interval == "sandwich" else None,
+        cluster_correction=cluster_correction,
     )
     label = interval_label(anchor)
     attrs = {
@@ -109,19 +121,25 @@ def leaderboard(
         "tie_param": fit.tie_param,
         "level": level,
     }
+    if cluster is not None:
+        attrs["n_clusters"] = cells.n_clusters
+        if interval == "sandwich":
+            attrs["cluster_correction"] = cluster_correction
     if interval == "bootstrap":
         if rng is None:
             raise ValueError(
                 "interval='bootstrap' needs a seed: pass rng=<int> (evalkit never uses a global seed)."
             )
-        boot = bootstrap_bt(frame, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit)
+        boot = bootstrap_bt(cells, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit,
+                            progress=progress)
         lo, hi = boot.confidence_interval(level, base=base, anchor=anchor)
         table["ci_low"], table["ci_high"] = lo, hi
         unit = "comparisons" if cluster is None else f"clusters of {cluster!r}"
         attrs["interval"] = f"bootstrap {level:.0%} percentile over {unit}, {label}"
         attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
     else:
-        robust = f"cluster-robust ({cluster!r}) sandwich" if cluster is not None else interval
+        robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
+                  if cluster is not None and interval == "sandwich" else interval)
         attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
     counts = summarize(frame).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
     out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
@@ -131,4 +149,7 @@ def leaderboard(
     out.insert(0, "rank", np.arange(1, len(out) + 1))
     out = out[list(LEADERBOARD_COLUMNS)]
     out.attrs.update(attrs)
-    return out
+    from evalkit.ratings.ranks import rank_columns  # rank intervals and tie groups (issue 12)
+
+    return rank_columns(out, fit, boot=boot if interval == "bootstrap" else None, frame=frame, level=level, rng=rng,
+                        se="hessian" if interval == "hessian" else "sandwich", cluster=cluster)

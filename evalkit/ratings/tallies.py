@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.counts import PairCounts, aggregate
 
 __all__ = ["counting", "win_rate_matrix", "average_win_rate"]
@@ -40,14 +41,15 @@ def counting(counts: PairCounts, *, win_weight: float = 1.0, tie_weight: float =
     return pd.Series(score, index=pd.Index(c.players, name="model"), name="counting")
 
 
-def win_rate_matrix(counts: PairCounts | pd.DataFrame, *, tie_weight: float = 0.5) -> pd.DataFrame:
+def win_rate_matrix(counts: PairCounts | pd.DataFrame | ComparisonCounts, *,
+                    tie_weight: float = 0.5) -> pd.DataFrame:
     """Pairwise win rates: row model's share of the points against the column model.
 
     ``(wins + tie_weight * ties) / (wins + losses + 2 * tie_weight * ties)`` for every pair
     that met; NaN where two models never met and on the diagonal. ``counts`` may also be a
-    canonical comparisons frame (aggregated with :func:`evalkit.ratings.aggregate`).
+    canonical comparisons frame or its cells (aggregated with :func:`evalkit.ratings.aggregate`).
     """
-    c = aggregate(counts) if isinstance(counts, pd.DataFrame) else counts
+    c = counts if isinstance(counts, PairCounts) else aggregate(counts)
     n = c.n_players
     a = c.wins_i + tie_weight * c.ties
     b = c.wins_j + tie_weight * c.ties

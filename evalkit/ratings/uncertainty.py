@@ -6,10 +6,13 @@ for intervals of differences with an anchor model.
 The sandwich is ``H^+ M H^+`` with ``H`` the observed information and ``M`` the sum of
 outer products of score vectors: per comparison (Huber–White, "HC0"), or per cluster
 (Liang–Zeger cluster-robust: all comparisons on the same prompt / by the same judge
-summed first) when ``cluster`` is given. Without a frame, ``M`` is computed from the
-aggregated counts, treating each unit of count as one comparison of weight 1 (exact for
-unweighted 0 / 0.5 / 1 outcomes); with the frame it is exact for any weights and
-continuous outcomes.
+summed first, times the CR1 factor ``G / (G - 1)`` by default) when ``cluster`` is given.
+
+Weights are frequency weights everywhere: a comparison of weight ``w`` counts as ``w``
+comparisons, in the Hessian, in ``M`` (``w u u'``, not ``(w u)(w u)'``) and in the
+bootstraps. Without a frame, ``M`` is computed from the aggregated pair counts (exact for
+0 / 0.5 / 1 outcomes); with the frame, or its cells (:class:`~evalkit.io.counts.ComparisonCounts`),
+it is exact for continuous outcomes too.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from evalkit.ratings.counts import encode_players, split_outcomes
 if TYPE_CHECKING:
     from evalkit.ratings.bt import BTFit
 
-__all__ = ["covariance", "meat"]
+__all__ = ["covariance", "meat", "cluster_factor"]
 
 _KINDS = ("sandwich", "hessian")
+_CORRECTIONS = ("CR1", "CR0")
 
 
 def _class_scores(
@@ -93,19 +97,22 @@ def meat(
         raise ValueError(
             "'frame' has other players than the fit; pass the frame the fit was made on."
         )
-    win, loss, tie = split_outcomes(
-        frame["outcome"].to_numpy(float), frame["weight"].to_numpy(float)
-    )
+    weight = frame["weight"].to_numpy(float)
+    # per-comparison (unit-weight) class shares; a row of weight w is w such comparisons
+    win, loss, tie = split_outcomes(frame["outcome"].to_numpy(float), np.ones(len(weight)))
     swap = a > b
     i, j = np.where(swap, b, a), np.where(swap, a, b)
     wi, wj = np.where(swap, loss, win), np.where(swap, win, loss)
     g_d, g_l = _class_scores(fit, fit.theta[i] - fit.theta[j])
-    s_d = wi * g_d[0] + wj * g_d[1] + tie * g_d[2]
-    s_l = None if g_l is None else wi * g_l[0] + wj * g_l[1] + tie * g_l[2]
-    if cluster is None:
-        if s_l is None:
-            return _assemble(n, i, j, s_d * s_d)
-        return _assemble(n, i, j, s_d * s_d, s_d * s_l, float(np.sum(s_l * s_l)))
+    u_d = wi * g_d[0] + wj * g_d[1] + tie * g_d[2]
+    u_l = None if g_l is None else wi * g_l[0] + wj * g_l[1] + tie * g_l[2]
+    if cluster is None:  # frequency weights: w copies of the score u, sum of outer products w u u'
+        if u_l is None:
+            return _assemble(n, i, j, weight * u_d * u_d)
+        return _assemble(n, i, j, weight * u_d * u_d, weight * u_d * u_l,
+                         float(np.sum(weight * u_l * u_l)))
+    s_d = weight * u_d
+    s_l = None if u_l is None else weight * u_l
     if cluster not in frame.columns or frame[cluster].isna().any():
         raise ValueError(
             f"The cluster column {cluster!r} must be in the frame and have no missing values; "
@@ -120,6 +127,24 @@ def meat(
     return np.asarray((scores.T @ scores).todense())
 
 
+def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str) -> tuple[float, int]:
+    """The small-sample factor of a cluster-robust meat and the number of clusters ``G``.
+
+    ``"CR1"``: ``G / (G - 1)`` (Stata's and statsmodels' cluster factor without the
+    ``(N - 1) / (N - K)`` regression term); ``"CR0"``: 1.
+    """
+    if correction not in _CORRECTIONS:
+        raise ValueError(f"'cluster_correction' must be one of {_CORRECTIONS}; got {correction!r}.")
+    g = int(frame[cluster].nunique())
+    if correction == "CR0":
+        return 1.0, g
+    if g < 2:
+        raise ValueError(
+            f"A cluster-robust covariance needs at least two clusters; the column {cluster!r} has {g}."
+        )
+    return g / (g - 1.0), g
+
+
 def covariance(
     fit: BTFit,
     *,
@@ -127,6 +152,7 @@ def covariance(
     ridge: float = 0.0,
     frame: pd.DataFrame | None = None,
     cluster: str | None = None,
+    cluster_correction: str = "CR1",
 ) -> np.ndarray:
     """Covariance of the centred strengths ``theta`` of a fit (``n x n``).
 
@@ -145,6 +171,9 @@ def covariance(
     cluster : str, optional
         Column of ``frame`` for a cluster-robust sandwich (comparisons in the same cluster
         may be dependent; clusters independent).
+    cluster_correction : {"CR1", "CR0"}, default "CR1"
+        Small-sample factor of the cluster-robust meat: ``G / (G - 1)`` with ``G`` clusters
+        (CR1), or none (CR0). See :func:`cluster_factor`.
 
     Returns
     -------
@@ -168,7 +197,10 @@ def covariance(
     if kind == "hessian":
         cov = h_inv
     else:
-        cov = h_inv @ meat(fit, frame, cluster=cluster) @ h_inv
+        mid = meat(fit, frame, cluster=cluster)
+        if cluster is not None:
+            mid = mid * cluster_factor(frame, cluster, cluster_correction)[0]
+        cov = h_inv @ mid @ h_inv
     cov = cov[:n, :n]
     # Ratings are only identified up to a common shift: report the covariance of the centred
     # strengths. (With l2 > 0 or a ridge the inverse is regular and would otherwise carry a

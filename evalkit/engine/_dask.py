@@ -1,0 +1,138 @@
+"""The Dask engine of :func:`~evalkit.engine.aggregate_comparisons`: cells per partition, on a cluster.
+
+Each partition of a ``dask.dataframe`` (Parquet, CSV or JSON Lines; local paths, globs or
+fsspec URLs) is reduced to cells by :func:`~evalkit.io.fastpath.partition_cells` on a worker;
+only the cells travel back and are summed here. Invalid rows are flagged in the cells and
+the file is then read by the pandas reader for the exact error (local files), as on DuckDB.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit._progress import ProgressFn, tick
+from evalkit.engine.executor import _DASK_MISSING, SCHEDULER_ENV
+from evalkit.io._files import _CSV_NA, read_head
+from evalkit.io.counts import ComparisonCounts
+from evalkit.io.fastpath import cell_spec, partition_cells
+from evalkit.io.read import detect_format
+from evalkit.io.report import ReadReport
+
+__all__ = ["dask_aggregate", "dask_client"]
+
+_PARQUET = (".parquet", ".pq")
+_JSONL = (".jsonl", ".ndjson", ".json")
+
+
+def dask_client(scheduler: str | Any | None) -> tuple[Any, bool]:
+    """A ``distributed.Client`` for ``scheduler`` (address, client, or the environment) and
+    whether this call opened it."""
+    try:
+        from distributed import Client
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_DASK_MISSING) from exc
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
+    if scheduler is None:
+        raise ValueError(
+            f"The Dask engine needs a scheduler: pass --scheduler tcp://HOST:PORT or set {SCHEDULER_ENV}."
+        )
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    return Client(scheduler), True
+
+
+def _kind(path: str) -> str:
+    name = path.lower().removesuffix(".gz")
+    if name.endswith(_PARQUET) or os.path.isdir(path):
+        return "parquet"
+    if name.endswith(_JSONL):
+        return "jsonl"
+    return "csv"
+
+
+def _frame(path: str):
+    import dask.dataframe as dd
+
+    kind = _kind(path)
+    if kind == "parquet":
+        return dd.read_parquet(path), kind
+    comp = "gzip" if path.endswith(".gz") else None
+    if kind == "jsonl":
+        return dd.read_json(path, lines=True, blocksize=None if comp else 2**26, compression=comp), kind
+    sep = "\t" if path.lower().removesuffix(".gz").endswith((".tsv", ".tab")) else ","
+    return dd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=_CSV_NA,
+                       blocksize=None if comp else 2**26, compression=comp), kind
+
+
+def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
+                opts: dict[str, Any]) -> tuple[ComparisonCounts, ReadReport] | None:
+    """Cells of one path computed on the cluster, or None when the pandas reader must read it."""
+    import dask
+
+    from evalkit.engine.aggregate import check_header, finish_cells
+
+    if "://" not in item and os.path.isfile(item):
+        with open(item, "rb") as fh:
+            head = fh.read(4096)
+        if check_header(Path(item), read_head(Path(item))) is None or head[:2] == b"\x1f\x8b" and not item.endswith(".gz"):
+            return None
+    ddf, _ = _frame(item)
+    cols = [str(c) for c in ddf.columns]
+    name = fmt or ("columns" if opts["columns"] else detect_format(cols, source=item))
+    spec = cell_spec(name, cols, cluster=cluster, mapping=opts["columns"],
+                     outcome_map=opts["outcome_map"])
+    if spec is None:
+        return None
+    tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
+    cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
+    keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
+    cells = cells.groupby(keys, dropna=False, sort=False).agg(
+        weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
+    return finish_cells(cells, path=item, fmt=name, cluster=cluster, opts=opts,
+                        per_row=max(1, len(spec.wins)))
+
+
+def dask_aggregate(
+    source: str | Path | Sequence[str | Path], *, cluster: str | None, scheduler: str | Any | None,
+    read: dict[str, Any], progress: ProgressFn | None = None, fast: bool = True,
+) -> tuple[ComparisonCounts, ReadReport]:
+    """Cells of ``source`` computed on a Dask cluster (see the module docstring); ``fast=False``
+    (options only the pandas reader has) reads every file with the pandas reader."""
+    from evalkit.engine.aggregate import _pandas
+
+    try:
+        import dask.dataframe  # noqa: F401
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_DASK_MISSING) from exc
+    client, own = dask_client(scheduler)
+    try:
+        items = [str(source)] if isinstance(source, (str, Path)) else [str(s) for s in source]
+        fmt = read.get("format")
+        opts = {"columns": read.get("columns"), "outcome_map": read.get("outcome_map"),
+                "self_comparisons": read.get("self_comparisons", "error")}
+        parts, reports = [], []
+        tick(progress, "aggregate", 0, len(items))
+        for k, item in enumerate(items):
+            try:
+                res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast else None
+            except Exception:  # noqa: BLE001 - any failure: the pandas reader names the problem
+                if "://" in item:
+                    raise
+                res = None
+            if res is None:  # the pandas reader says what is wrong, with the line
+                res = _pandas(item, cluster, read)
+            parts.append(res[0])
+            reports.append(res[1])
+            tick(progress, "aggregate", k + 1, len(items))
+    finally:
+        if own:
+            client.close()
+    from evalkit.engine.aggregate import _merge_cells
+    from evalkit.io.report import merge_reports
+
+    return _merge_cells(parts, cluster), merge_reports(reports)

@@ -1,0 +1,194 @@
+"""What a columnar engine needs to reduce a file to cells: one spec per format, as SQL or pandas.
+
+The formats whose rows map one-to-one to comparisons without row-level judgement
+(``arena``, ``left_right``, ``canonical``, ``columns`` with a dict ``outcome_map`` and
+``counts``) are described by a :class:`CellSpec`: which column holds each player, the
+outcome (a label map or a number), the weight and the cluster. :func:`cell_sql` turns the
+spec into one ``GROUP BY`` query (DuckDB) and :func:`partition_cells` into the same reduction
+of a pandas partition (Dask). Neither raises on bad rows: they keep unknown labels, missing
+values, self-comparisons and bad weights as flagged cells, so the fast path pays nothing for
+validation; :func:`first_problem` says whether the cells are clean, and when they are not the
+caller reads the file again with the pandas reader, which raises the usual error with its
+line number. AlpacaEval and MT-bench (drops, notes on the rows) always take the pandas path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalkit.io.fastchat import ARENA_WINNERS
+from evalkit.io.tables import LEFT_RIGHT_WINNERS
+
+__all__ = ["CellSpec", "cell_spec", "cell_sql", "partition_cells", "first_problem", "KEY_TYPES"]
+
+#: Column types a player / cluster column may have on the fast path (their text is the id).
+KEY_TYPES = ("VARCHAR", "BIGINT", "INTEGER", "SMALLINT", "TINYINT", "UBIGINT", "UINTEGER",
+             "USMALLINT", "UTINYINT", "HUGEINT")
+
+# canonical cluster name -> source column, per format (as the pandas converters rename them)
+_ALIASES = {
+    "arena": {"item": "question_id", "judge": "judge"},
+    "left_right": {"item": "prompt", "judge": "worker"},
+}
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """Where each part of a comparison is in a file of one format.
+
+    ``outcome`` is a column; ``labels`` maps its values to player_a's score (``None``: the
+    column is numeric). For ``counts`` files, ``wins`` lists ``(column, outcome)`` pairs, each
+    count a weight. ``cluster`` is the source column kept under the name ``cluster_name``.
+    """
+
+    player_a: str
+    player_b: str
+    outcome: str | None
+    labels: Mapping[str, float] | None
+    weight: str | None
+    cluster: str | None
+    cluster_name: str | None
+    wins: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def key_columns(self) -> list[str]:
+        """Source columns holding ids (players, cluster)."""
+        return [self.player_a, self.player_b] + ([self.cluster] if self.cluster else [])
+
+
+def cell_spec(fmt: str, columns: Sequence[str], *, cluster: str | None = None,
+              mapping: Mapping[str, str] | None = None,
+              outcome_map: object = None) -> CellSpec | None:
+    """The spec of a file in format ``fmt`` with these columns, or None (use the pandas path)."""
+    cols = set(columns)
+    if fmt in ("arena", "left_right"):
+        a, b = ("model_a", "model_b") if fmt == "arena" else ("left", "right")
+        labels = ARENA_WINNERS if fmt == "arena" else LEFT_RIGHT_WINNERS
+        src = None
+        if cluster is not None:
+            src = _ALIASES[fmt].get(cluster)
+            if src not in cols:
+                return None
+        return CellSpec(a, b, "winner", labels, None, src, cluster)
+    if fmt in ("canonical", "columns", "counts"):
+        names = {c: c for c in ("player_a", "player_b", "outcome", "weight", "item", "task", "judge")
+                 if c in cols}
+        names.update(mapping or {})
+        if fmt == "columns" and outcome_map is not None and not (
+            isinstance(outcome_map, Mapping) and all(isinstance(k, str) for k in outcome_map)
+        ):
+            return None
+        if any(names.get(c) not in cols for c in ("player_a", "player_b")):
+            return None
+        src = None
+        if cluster is not None:
+            src = names.get(cluster) if cluster in ("item", "task", "judge") else None
+            if src not in cols:
+                return None
+        if fmt == "counts":
+            wins = tuple((c, o) for c, o in (("wins_a", 1.0), ("wins_b", 0.0), ("ties", 0.5)) if c in cols)
+            return CellSpec(names["player_a"], names["player_b"], None, None, None, src, cluster, wins)
+        if names.get("outcome") not in cols:
+            return None
+        labels = dict(outcome_map) if outcome_map is not None else None
+        return CellSpec(names["player_a"], names["player_b"], names["outcome"], labels,
+                        names.get("weight"), src, cluster)
+    return None
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _lit(value: object) -> str:
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _outcome_sql(spec: CellSpec) -> str:
+    col = f"CAST({_q(spec.outcome)} AS VARCHAR)"
+    if spec.labels is None:
+        return f"TRY_CAST({_q(spec.outcome)} AS DOUBLE)"
+    whens = " ".join(f"WHEN {_lit(k)} THEN CAST({float(v)!r} AS DOUBLE)" for k, v in spec.labels.items())
+    return f"(CASE {col} {whens} ELSE NULL END)"
+
+
+def cell_sql(spec: CellSpec, relation: str) -> str:
+    """One ``GROUP BY`` query: cells (``player_a, player_b, outcome[, cluster], weight, n``) and
+    ``bad_w`` (some weight in the cell is missing, negative or infinite) from ``relation``."""
+    keys = [f"CAST({_q(spec.player_a)} AS VARCHAR) AS player_a",
+            f"CAST({_q(spec.player_b)} AS VARCHAR) AS player_b"]
+    if spec.cluster:
+        keys.append(f"CAST({_q(spec.cluster)} AS VARCHAR) AS {_q(spec.cluster_name)}")
+    if spec.wins:
+        parts = [f"SELECT {', '.join(keys)}, CAST({o!r} AS DOUBLE) AS outcome, "
+                 f"TRY_CAST({_q(c)} AS DOUBLE) AS w FROM {relation}" for c, o in spec.wins]
+        rows = " UNION ALL ".join(parts)
+    else:
+        w = f"TRY_CAST({_q(spec.weight)} AS DOUBLE)" if spec.weight else "CAST(1.0 AS DOUBLE)"
+        rows = f"SELECT {', '.join(keys)}, {_outcome_sql(spec)} AS outcome, {w} AS w FROM {relation}"
+    group = ["player_a", "player_b", "outcome"] + ([_q(spec.cluster_name)] if spec.cluster else [])
+    return (
+        f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
+        "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
+        f"FROM ({rows}) GROUP BY {', '.join(group)}"
+    )
+
+
+def _ids(values: pd.Series) -> pd.Series:
+    """Id text of a column as the pandas reader makes it (integers -> '3'; missing stays missing)."""
+    if pd.api.types.is_integer_dtype(values):
+        return values.astype(str).astype(object)
+    if pd.api.types.is_string_dtype(values) and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
+        return values.astype(object).where(values.notna(), None)
+    return values.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)).astype(object)
+
+
+def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
+    """:func:`cell_sql` in pandas, for one partition (Dask's ``map_partitions``)."""
+    base = {"player_a": _ids(raw[spec.player_a]), "player_b": _ids(raw[spec.player_b])}
+    if spec.cluster:
+        base[spec.cluster_name] = _ids(raw[spec.cluster])
+    if spec.wins:
+        parts = [pd.DataFrame({**base, "outcome": o, "w": pd.to_numeric(raw[c], errors="coerce")})
+                 for c, o in spec.wins]
+        long = pd.concat(parts, ignore_index=True)
+    else:
+        if spec.labels is None:
+            o = pd.to_numeric(raw[spec.outcome], errors="coerce").astype(float)
+        else:
+            o = raw[spec.outcome].map(lambda v: spec.labels.get(v, np.nan) if isinstance(v, str) else np.nan)
+        w = pd.to_numeric(raw[spec.weight], errors="coerce") if spec.weight else 1.0
+        long = pd.DataFrame({**base, "outcome": o.astype(float), "w": w})
+    w = long["w"].to_numpy(dtype=float)
+    long["bad_w"] = ~np.isfinite(w) | (w < 0)
+    long["n"] = 1
+    keys = ["player_a", "player_b", "outcome"] + ([spec.cluster_name] if spec.cluster else [])
+    out = long.groupby(keys, dropna=False, sort=False).agg(
+        weight=("w", "sum"), n=("n", "sum"), bad_w=("bad_w", "max"))
+    return out.reset_index()
+
+
+def first_problem(cells: pd.DataFrame, cluster: str | None, *, self_ok: bool) -> str | None:
+    """Why these cells cannot be used as they are (None: clean).
+
+    Missing players or clusters, an outcome that is missing or outside [0, 1] (unknown
+    labels map to missing), bad weights, and self-comparisons unless ``self_ok``.
+    """
+    o = pd.to_numeric(cells["outcome"], errors="coerce").to_numpy(dtype=float)
+    checks = {
+        "missing player": cells["player_a"].isna().to_numpy() | cells["player_b"].isna().to_numpy(),
+        "bad outcome": ~(o >= 0) | ~(o <= 1),
+        "bad weight": cells["bad_w"].to_numpy(dtype=bool),
+    }
+    if cluster:
+        checks["missing cluster"] = cells[cluster].isna().to_numpy()
+    if not self_ok:
+        checks["self-comparison"] = (cells["player_a"] == cells["player_b"]).to_numpy(dtype=bool)
+    for name, bad in checks.items():
+        if bad.any():
+            return name
+    return None

@@ -1,0 +1,166 @@
+"""Engines agree: the same cells from pandas, DuckDB and Dask, whatever the format; weights are frequency weights."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from dask_cluster import dask_client  # noqa: F401 (fixture)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalkit.engine import aggregate_comparisons
+from evalkit.io.counts import ComparisonCounts
+from evalkit.ratings import leaderboard
+
+PLAYERS = ["alpha", "beta", "gamma", "delta", "7"]
+
+
+def frames(draw, fmt: str) -> pd.DataFrame:
+    n = draw(st.integers(3, 40))
+    a = draw(st.lists(st.sampled_from(PLAYERS), min_size=n, max_size=n))
+    shift = draw(st.lists(st.integers(1, len(PLAYERS) - 1), min_size=n, max_size=n))
+    b = [PLAYERS[(PLAYERS.index(x) + s) % len(PLAYERS)] for x, s in zip(a, shift, strict=True)]
+    item = draw(st.lists(st.sampled_from(["q1", "q2", "q3"]), min_size=n, max_size=n))
+    if fmt == "arena":
+        w = draw(st.lists(st.sampled_from(["model_a", "model_b", "tie", "tie (bothbad)"]), min_size=n, max_size=n))
+        return pd.DataFrame({"model_a": a, "model_b": b, "winner": w, "question_id": item})
+    if fmt == "left_right":
+        w = draw(st.lists(st.sampled_from(["left", "right", "tie"]), min_size=n, max_size=n))
+        return pd.DataFrame({"left": a, "right": b, "winner": w, "prompt": item})
+    if fmt == "counts":
+        c = [draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)) for _ in range(3)]
+        return pd.DataFrame({"player_a": a, "player_b": b, "wins_a": c[0], "wins_b": c[1], "ties": c[2],
+                             "item": item})
+    o = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 0.8]), min_size=n, max_size=n))
+    w = draw(st.lists(st.sampled_from([1.0, 2.0, 0.5, 3.0]), min_size=n, max_size=n))
+    return pd.DataFrame({"player_a": a, "player_b": b, "outcome": o, "weight": w, "item": item})
+
+
+def write(frame: pd.DataFrame, path, container: str):
+    if container == "csv":
+        frame.to_csv(path, index=False)
+    elif container == "jsonl":
+        path.write_text("".join(json.dumps(r) + "\n" for r in frame.to_dict(orient="records")))
+    else:
+        frame.to_parquet(path, index=False)
+
+
+@settings(max_examples=25)
+@given(data=st.data(), fmt=st.sampled_from(["arena", "left_right", "canonical", "counts"]),
+       container=st.sampled_from(["csv", "jsonl", "parquet"]), cluster=st.sampled_from([None, "item"]))
+def test_every_format_gives_the_same_cells_on_pandas_and_duckdb(tmp_path_factory, data, fmt, container, cluster):
+    frame = frames(data.draw, fmt)
+    path = tmp_path_factory.mktemp("p") / f"votes.{container}"
+    write(frame, path, container)
+    ref, rep = aggregate_comparisons(path, engine="pandas", cluster=cluster)
+    got, rep2 = aggregate_comparisons(path, engine="duckdb", cluster=cluster)
+    assert got.equals(ref)
+    assert (rep2.rows_read, rep2.rows_kept, rep2.format) == (rep.rows_read, rep.rows_kept, rep.format)
+
+
+@pytest.mark.parametrize("container", ["csv", "parquet", "jsonl"])
+def test_dask_cells_and_ratings_equal_duckdb(tmp_path, container, dask_client):  # noqa: F811
+    rng = np.random.default_rng(0)
+    n = 3000
+    a = rng.integers(0, 6, n)
+    b = (a + rng.integers(1, 6, n)) % 6
+    frame = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b],
+                          "winner": rng.choice(["model_a", "model_b", "tie"], n, p=[0.45, 0.45, 0.1]),
+                          "question_id": rng.integers(0, 40, n)})
+    if container == "parquet":  # partitioned: a folder of three files
+        folder = tmp_path / "battles"
+        folder.mkdir()
+        for k, lo in enumerate(range(0, n, n // 3)):
+            part = frame.iloc[lo:lo + n // 3]
+            part.to_parquet(folder / f"part-{k}.parquet", index=False)
+        path = folder
+    else:
+        path = tmp_path / f"battles.{container}"
+        write(frame, path, container)
+    for cluster in (None, "item"):
+        duck, rep = aggregate_comparisons(path, engine="duckdb", cluster=cluster)
+        dask, rep2 = aggregate_comparisons(path, engine="dask", scheduler=dask_client, cluster=cluster)
+        assert dask.equals(duck) and duck.n_rows == n
+        assert (rep2.rows_read, rep2.rows_kept) == (rep.rows_read, rep.rows_kept)
+        one = leaderboard(duck, cluster=cluster)
+        two = leaderboard(dask, cluster=cluster)
+        pd.testing.assert_frame_equal(one, two)
+
+
+def test_dask_without_a_scheduler_says_how(tmp_path, monkeypatch):
+    monkeypatch.delenv("EVALKIT_DASK_SCHEDULER", raising=False)
+    path = tmp_path / "v.csv"
+    path.write_text("left,right,winner\na,b,left\nb,a,left\n")
+    with pytest.raises(ValueError, match=r"--scheduler tcp://HOST:PORT or set EVALKIT_DASK_SCHEDULER"):
+        aggregate_comparisons(path, engine="dask")
+    with pytest.raises(ValueError, match=r"engine must be one of \['duckdb', 'pandas', 'dask'\]"):
+        aggregate_comparisons(path, engine="spark")
+
+
+def weighted_data(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = 400
+    a = rng.integers(0, 5, n)
+    b = (a + rng.integers(1, 5, n)) % 5
+    p = 1 / (1 + np.exp(-(a - b) / 3))
+    outcome = np.where(rng.random(n) < p, 1.0, 0.0)
+    outcome[rng.random(n) < 0.1] = 0.5
+    outcome[rng.random(n) < 0.1] = 0.7  # some continuous outcomes
+    return pd.DataFrame({"player_a": [f"p{k}" for k in a], "player_b": [f"p{k}" for k in b],
+                         "outcome": outcome, "item": [f"q{k}" for k in rng.integers(0, 30, n)]})
+
+
+_WALD = [("sandwich", None), ("hessian", None), ("sandwich", "item")]
+_BOOT = [("bootstrap", None), ("bootstrap", "item")]
+
+
+# Davidson bootstrap replicates are refitted one by one (slow), so the bootstrap cases run with
+# ties as half a win only; the Wald cases run under both tie models.
+@pytest.mark.parametrize(
+    ("interval", "cluster", "ties"),
+    [(i, c, t) for t in ("half", "davidson") for i, c in _WALD] + [(i, c, "half") for i, c in _BOOT],
+)
+def test_weight_two_equals_every_row_twice(interval, cluster, ties):
+    """Frequency weights: weight 2 everywhere is the same data as every row duplicated, in every interval."""
+    base = weighted_data()
+    doubled = leaderboard(base.assign(weight=2.0), interval=interval, cluster=cluster, ties=ties,
+                          n_boot=200, rng=3)
+    twice = leaderboard(pd.concat([base, base], ignore_index=True), interval=interval, cluster=cluster,
+                        ties=ties, n_boot=200, rng=3)
+    pd.testing.assert_frame_equal(doubled, twice, check_exact=False, rtol=1e-9, atol=1e-9)
+    once = leaderboard(base, interval=interval, cluster=cluster, ties=ties, n_boot=200, rng=3)
+    if interval != "bootstrap":
+        # twice the rows: Wald intervals narrower by sqrt(2); clustered, the copies share their
+        # cluster (perfectly dependent), so the cluster-robust interval does not move
+        ratio = (once["ci_high"] - once["ci_low"]) / (twice["ci_high"] - twice["ci_low"])
+        np.testing.assert_allclose(ratio, 1.0 if cluster else np.sqrt(2), rtol=1e-6)
+
+
+def test_non_integer_weights_keep_the_total_weight_in_a_replicate():
+    from evalkit.ratings import bootstrap_bt
+    from evalkit.ratings.bootstrap import _units
+    from evalkit.ratings.counts import as_cells
+
+    base = weighted_data().assign(weight=0.5)  # total weight 200 = 200 draws of weight 1 each
+    boot = bootstrap_bt(base, n_boot=50, rng=0)
+    cells = as_cells(base)
+    _, draw = _units(cells.cells, boot.fit, None)
+    assert draw.n == 200 and draw.scale == 1.0
+    _, draw = _units(as_cells(base.assign(weight=0.3)).cells, boot.fit, None)
+    assert draw.n == 120 and draw.scale == pytest.approx(1.0)
+    _, draw = _units(as_cells(base.assign(weight=0.301)).cells, boot.fit, None)
+    assert draw.n == 120 and draw.scale == pytest.approx(120.4 / 120)
+
+
+def test_pre_aggregated_counts_equal_the_rows():
+    rows = weighted_data()
+    rows = rows[rows["outcome"] != 0.7]
+    tally = (rows.assign(wins_a=rows["outcome"] == 1.0, wins_b=rows["outcome"] == 0.0,
+                         ties=rows["outcome"] == 0.5)
+             .groupby(["player_a", "player_b"], as_index=False)[["wins_a", "wins_b", "ties"]].sum())
+    counts, report = aggregate_comparisons(tally, format="counts")
+    assert isinstance(counts, ComparisonCounts) and report.format == "counts"
+    pd.testing.assert_frame_equal(leaderboard(counts), leaderboard(rows), check_exact=False, rtol=1e-10)
