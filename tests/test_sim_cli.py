@@ -113,3 +113,14 @@ def test_calibration_fits_only_what_the_post_leaves_open():
     assert {section for section, _ in SEARCH_SPACE} == {"generator"}
     with pytest.raises(ValueError, match="no accepted candidate"):
         select(pd.DataFrame({"accepted": [False], "params": ["{}"], "knob": ["start"], "value": [""]}), seeds=(1,))
+
+
+def test_cli_reproduce_reports_progress_per_figure(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["simulate", "reproduce", "--out", str(out), "--seeds", "0", "--dags", "1", "--no-figures",
+                 "--no-breaks", "--fig11-seeds", "--engine", "serial"]) == 0
+    err = capsys.readouterr().err
+    for stage in ("figures 2-5 and 8 (swarms): 1/1", "figure 6 (rules): 1/1", "figure 7 (overheads): 1/1",
+                  "figures 9-10 (width): 1/1"):
+        assert stage in err
+    assert (out / "claims.md").exists() and not (out / "breaks_by_seed.csv").exists()

@@ -33,7 +33,7 @@ from evalkit.sim.swarms import RULES, Policy, simulate
 
 __all__ = [
     "LEVELS", "SIZES", "WIDTH_LAYERS", "ALL_PARTS", "SimParams", "Results", "run_experiments", "run_variants",
-    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated",
+    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated", "sweep_executor",
 ]
 
 LEVELS = np.round(np.linspace(0.01, 1.0, 100), 2)
@@ -247,6 +247,13 @@ STAGES: dict[str, str] = {"swarms": "figures 2-5 and 8 (swarms)", "rules": "figu
                           "costs": "figure 7 (overheads)", "width": "figures 9-10 (width)"}
 
 
+def sweep_executor(engine: str | None = None, *, workers: int | None = None, scheduler: object = None):
+    """The executor of a simulator sweep: :func:`evalkit.engine.get_executor` with the simulator's
+    default of a local pool of at most two processes (Dask when a ``scheduler`` is given, serial
+    when ``workers == 1``)."""
+    return get_executor(engine, workers=workers or min(2, os.cpu_count() or 1), scheduler=scheduler)
+
+
 def _check_parts(parts: Sequence[str]) -> None:
     bad = set(parts) - set(ALL_PARTS)
     if bad:
@@ -281,8 +288,7 @@ def run_variants(
         raise ValueError(f"n_dags must be >= 1; got {n_dags}.")
     for _, parts in variants.values():
         _check_parts(parts)
-    ex = get_executor(engine or ("serial" if workers == 1 else "process"), workers=workers or min(2, os.cpu_count() or 1),
-                      scheduler=scheduler)
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
     names = list(variants)
     merged: dict[tuple[str, int, int], dict] = {(n, int(s), i): {} for n in names for s in seeds for i in range(n_dags)}
     for part in ALL_PARTS:

@@ -57,13 +57,13 @@ class Reproduction:
         return int(self.summary["holds"].sum())
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Per reporting group: rows, rows held, evidence rows, evidence rows held."""
+        """Per reporting group: rows, rows held, evidence rows, evidence rows held (0 without breaks)."""
         out = {}
         s = self.summary
         cols = [c for c in s.columns if c.startswith("holds_")] or ["holds"]
+        ev = s["kind"] == "evidence" if "kind" in s else pd.Series(False, index=s.index)
         for c in cols:
             held = s[c].astype(bool)
-            ev = s["kind"] == "evidence"
             out[c.removeprefix("holds_")] = {"rows": len(s), "held": int(held.sum()), "evidence": int(ev.sum()),
                                              "evidence_held": int((held & ev).sum())}
         return out

@@ -31,8 +31,7 @@ from evalkit.budget import (
     elo_curves,
     inflection_point,
 )
-from evalkit.engine import get_executor
-from evalkit.sim.experiments import SimParams, load_params
+from evalkit.sim.experiments import SimParams, load_params, sweep_executor
 from evalkit.sim.sessions import population_scale, session_traces
 
 __all__ = ["SYSTEMS", "checkpoints", "Figure11Config", "Figure11Result", "simulate_systems", "figure11", "plot_figure11"]
@@ -172,8 +171,9 @@ def simulate_systems(
     budget = config.budget if config.budget is not None else config.budget_factor * _mean_work(params, g)
     jobs = [(params, name, agents, k, config.n_sessions, int(g.integers(2**63)), budget, scale, task)
             for name, agents, k in SYSTEMS for task in range(config.n_tasks)]
-    ex = get_executor(engine or ("process" if workers and workers > 1 else "serial"), workers=workers,
-                      scheduler=scheduler)
+    if engine is None and scheduler is None and not (workers and workers > 1):
+        engine = "serial"  # nested in a reproduction job by default
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
     frames = ex.map(_system_task, jobs, progress=progress, stage="figure 11 sessions")
     return pd.concat(frames, ignore_index=True), float(budget), float(scale)
 

@@ -23,7 +23,6 @@ import pandas as pd
 
 from evalkit._progress import ProgressFn
 from evalkit.budget import elo_curves, inflection_point
-from evalkit.engine import get_executor
 from evalkit.sim.breaks import break_params
 from evalkit.studies.fig11 import (
     SYSTEMS,
@@ -190,15 +189,14 @@ def figure11_reproduction(
     :class:`Figure11Result` on the first seed.
     """
     config = config if config is not None else Figure11Config()
-    from evalkit.sim.experiments import load_params
+    from evalkit.sim.experiments import load_params, sweep_executor
 
     base = config.params if config.params is not None else load_params()
     sims = {"model": config}
     sims.update({b: Figure11Config(**{**config.__dict__, "params": break_params(base, b)}) for b in breaks})
     jobs = [(tuple(sims.values()), int(s), keep_first and k == 0) for k, s in enumerate(seeds)]
     best_of_n_null(config.n_tasks, config.n_sessions, float(config.decades), float(config.grid))  # before forking
-    ex = get_executor(engine or ("serial" if workers == 1 else "process"), workers=workers or min(2, os.cpu_count() or 1),
-                      scheduler=scheduler)
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
     per_seed = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
     frames = [fs[k].assign(simulator=n) for k, n in enumerate(sims) for fs, _ in per_seed]
     table = pd.concat(frames, ignore_index=True)
