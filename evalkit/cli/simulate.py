@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "calibrate":
         from evalkit.sim.calibrate import calibrate, select
 
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # before the search, not after it
         best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
                                       log=lambda m: print(m, file=sys.stderr, flush=True), **ex)
         hist.to_csv(Path(args.out).with_suffix(".history.csv"), index=False)
