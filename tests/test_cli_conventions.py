@@ -124,6 +124,9 @@ def test_progress_bar_only_on_a_terminal_and_not_when_quiet():
     for stream, quiet in ((io.StringIO(), False), (_Tty(), True)):  # piped, or --quiet: never drawn
         ui = UI("rate", quiet=quiet, stderr=stream)
         assert not ui.bars and call(ui, "bootstrap", slow, pause=0.05) == 7 and stream.getvalue() == ""
+    piped = io.StringIO()  # piped with --verbose: one line per completed stage, for CI logs
+    assert call(UI("rate", verbose=True, stderr=piped), "bootstrap", slow, pause=0.0) == 7
+    assert piped.getvalue().startswith("bootstrap: 5/5 (") and piped.getvalue().count("\n") == 1
     stream = _Tty()  # a terminal: drawn once the step has lasted 2 s
     assert call(UI("rate", stderr=stream), "bootstrap", slow, pause=0.55) == 7
     assert "bootstrap" in stream.getvalue() and "5/5" in stream.getvalue()

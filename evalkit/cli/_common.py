@@ -6,7 +6,8 @@ Conventions (README, "Scripting: exit codes, JSON, progress"):
   (what was read, warnings, progress, "wrote ...") goes to stderr;
 - ``--quiet`` silences stderr except warnings and errors; ``--verbose`` adds tracebacks;
 - a progress bar (tqdm, on stderr) appears for any step that lasts over 2 s, only when
-  stderr is a terminal and not under ``--quiet``;
+  stderr is a terminal and not under ``--quiet``; piped, progress is silent, or one line per
+  completed stage under ``--verbose`` (for CI logs);
 - ``-`` as an input path reads stdin (spooled to a temporary file);
 - ``--encoding`` decodes text inputs (passed to the reader as ``encoding=`` when it takes
   one, otherwise the file is re-encoded to UTF-8 first).
@@ -80,6 +81,7 @@ class UI:
         self._err = stderr
         self._bar: Any = None
         self._stage: str | None = None
+        self._t0 = time.perf_counter()
         self.bars = not quiet and self.err.isatty() and os.environ.get("TERM") != "dumb"
 
     @property
@@ -128,8 +130,11 @@ class UI:
     # ---- progress ------------------------------------------------------------------------
 
     def progress(self, stage: str, done: int, total: int | None) -> None:
-        """A :data:`evalkit._progress.ProgressFn` drawing one tqdm bar per stage on stderr."""
+        """A :data:`evalkit._progress.ProgressFn` drawing one tqdm bar per stage on stderr (on a
+        terminal); elsewhere, under ``--verbose`` only, one line when a stage completes."""
         if not self.bars:
+            if self.verbose and total and done >= total:
+                self.info(f"{label(stage)}: {done}/{total} ({time.perf_counter() - self._t0:.1f} s)")
             return
         from tqdm import tqdm
 

@@ -126,8 +126,8 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from evalkit.engine import get_executor
     from evalkit.sim.dag import generate_dags, read_dag
+    from evalkit.sim.experiments import sweep_executor
 
     if (args.edges is None) != (args.steps is None):
         raise ValueError("--edges and --steps go together (a user DAG needs both files).")
@@ -139,8 +139,8 @@ def run(args: argparse.Namespace) -> int:
 
     _check(args.agents, args.swarm, args.rule, params.scheduling, params.communication)  # fail before forking
     jobs = [(i, d, params, opts, np.random.default_rng(ss)) for i, (d, ss) in enumerate(zip(dags, seeds, strict=True))]
-    executor = get_executor(args.engine or ("serial" if args.workers == 1 or len(jobs) == 1 else "process"),
-                            workers=args.workers or 2, scheduler=args.scheduler)
+    executor = sweep_executor("serial" if args.engine is None and len(jobs) == 1 else args.engine,
+                              workers=args.workers, scheduler=args.scheduler)
     from evalkit._output import atomic_file
 
     out = Path(args.out)

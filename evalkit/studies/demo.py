@@ -157,7 +157,8 @@ def run_demo(
     """
     config = config if config is not None else Figure11Config()
     check_out_path(out_dir, force=force)
-    res = figure11(config, rng=seed, progress=progress, engine=engine or "process", workers=workers,
+    res = figure11(config, rng=seed, progress=progress, engine=engine if (engine or scheduler) else "process",
+                   workers=workers,
                    scheduler=scheduler)
     scores = final_scores(res)
     claims = figure11_claims(res, seed=seed)
