@@ -162,17 +162,20 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
         code, seconds = runner.stdout.readline().split()
         return int(code), float(seconds)
 
-    start("--seed 1")
-    code, t_old = finish()
-    assert code == 0
+    def complete(extra):
+        start(extra)
+        code, seconds = finish()
+        if code != 0:  # say why, with the command's own stderr
+            runner.stdin.close()
+            runner.kill()
+            raise AssertionError(f"rate {extra} exited {code}: {runner.stderr.read()}")
+        return seconds
+
+    t_old = complete("--seed 1")
     old = json.loads((out / "run.json").read_text())
-    start("--seed 2 --force")
-    code, t_new = finish()
-    assert code == 0
+    t_new = complete("--seed 2 --force")
     new = json.loads((out / "run.json").read_text())
-    start("--seed 1 --force")
-    code, t_back = finish()
-    assert code == 0
+    t_back = complete("--seed 1 --force")
     duration = min(t_old, t_new, t_back)  # the fastest complete run: the kills land inside the work
     rng = np.random.default_rng(14)
     seen = {"old": 0, "new": 0}
@@ -192,8 +195,7 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
         assert {f["path"]: f["sha256"] for f in run["files"]} == {
             f["path"]: f["sha256"] for f in (new if is_new else old)["files"]}
         if is_new:  # put the old folder back for the next try
-            start("--seed 1 --force")
-            assert finish()[0] == 0
+            complete("--seed 1 --force")
     runner.stdin.close()
     err = runner.stderr.read()
     runner.wait(timeout=30)

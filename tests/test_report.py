@@ -212,3 +212,18 @@ def test_read_scores_names_the_file_line_of_a_bad_score(tmp_path):
     msg = str(exc.value)
     # 'inf' is on the file's third line (the header is line 1); two rows are bad in all
     assert "scores.csv" in msg and "'score' column" in msg and "in 2 rows (first at line 3)" in msg
+
+
+def test_forest_plot_draws_an_interval_that_excludes_its_estimate():
+    # a percentile-bootstrap interval need not contain the point estimate; matplotlib's errorbar refuses that
+    import matplotlib.pyplot as plt
+
+    from evalkit.plots.stats import plot_forest
+
+    t = pd.DataFrame({"a": ["x", "y"], "b": ["z", "z"], "diff": [1.0, 2.0], "ci_low": [1.2, 1.0],
+                      "ci_high": [1.5, 3.0], "reject": [True, False]})
+    ax = plot_forest(t)
+    segments = [seg for coll in ax.collections for seg in coll.get_segments()]
+    spans = sorted((float(s[0][0]), float(s[1][0])) for s in segments)
+    assert spans == [(1.0, 3.0), (1.2, 1.5)]  # both intervals drawn as given
+    plt.close(ax.figure)

@@ -84,7 +84,7 @@ def plot_elo_curves(
             y = float(np.interp(np.log10(inf.b_inf), np.log10(rows["budget"]), rows["elo"]))
             ax.axvline(inf.b_inf, color=colors[inf.system], ls=":", lw=1)
             lo = inf.ci_low if inf.ci_low > 0 else result.budgets[0]
-            ax.errorbar([inf.b_inf], [y], xerr=[[inf.b_inf - lo], [max(inf.ci_high - inf.b_inf, 0.0)]],
+            ax.errorbar([inf.b_inf], [y], xerr=[[max(inf.b_inf - lo, 0.0)], [max(inf.ci_high - inf.b_inf, 0.0)]],
                         fmt="D", color=colors[inf.system], ms=7, capsize=3,
                         label=f"b_inf {plot_text(inf.system)} = {inf.b_inf:.3g}")
     ax.set_xscale("log")

@@ -48,12 +48,13 @@ def plot_forest(
     ax = _ax(ax, (6.5, max(2.0, 0.28 * len(t) + 1.0)))
     y = np.arange(len(t))[::-1]
     est = t[estimate].to_numpy(float)
-    err = np.vstack([est - t[low].to_numpy(float), t[high].to_numpy(float) - est])
+    lo, hi = t[low].to_numpy(float), t[high].to_numpy(float)
     hot = t[highlight].fillna(False).to_numpy(bool) if highlight and highlight in t else np.zeros(len(t), bool)
     for mask, colour, name in ((~hot, "#4c72b0", "not significant"), (hot, "#c44e52", "significant (adjusted)")):
-        if mask.any():
-            ax.errorbar(est[mask], y[mask], xerr=err[:, mask], fmt="o", ms=4, capsize=2, color=colour,
-                        label=name if highlight and highlight in t else None)
+        if mask.any():  # the interval as drawn, even where it excludes the estimate (percentile bootstrap)
+            ax.hlines(y[mask], lo[mask], hi[mask], color=colour, lw=1.2)
+            ax.plot(np.r_[lo[mask], hi[mask]], np.r_[y[mask], y[mask]], "|", color=colour, ms=5)
+            ax.plot(est[mask], y[mask], "o", ms=4, color=colour, label=name if highlight and highlight in t else None)
     if reference is not None:
         ax.axvline(reference, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y)
