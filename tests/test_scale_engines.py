@@ -161,3 +161,23 @@ def test_pre_aggregated_counts_equal_the_rows():
     counts, report = aggregate_comparisons(tally, format="counts")
     assert isinstance(counts, ComparisonCounts) and report.format == "counts"
     pd.testing.assert_frame_equal(leaderboard(counts), leaderboard(rows), check_exact=False, rtol=1e-10)
+
+
+def test_information_is_sparse_for_many_players():
+    from scipy.sparse import issparse
+
+    from evalkit.ratings import PairCounts, fit_bt
+    from evalkit.ratings._linalg import laplacian
+
+    rng = np.random.default_rng(0)
+    n, k = 2500, 40_000
+    i = rng.integers(0, n, k)
+    j = (i + rng.integers(1, n, k)) % n
+    ring = np.arange(n)  # a cycle in both directions keeps the ratings finite
+    c = PairCounts.from_arrays([f"m{x}" for x in range(n)], np.r_[i, ring], np.r_[j, (ring + 1) % n],
+                               np.r_[rng.integers(0, 3, k), np.ones(n)], np.r_[rng.integers(0, 3, k), np.ones(n)])
+    fit = fit_bt(c)
+    assert fit.converged and issparse(fit.information)
+    p = 1 / (1 + np.exp(-(fit.theta[c.i] - fit.theta[c.j])))
+    np.testing.assert_allclose(fit.information.toarray(), laplacian(c.i, c.j, c.total * p * (1 - p), n),
+                               atol=1e-12)

@@ -134,7 +134,7 @@ def cell_sql(spec: CellSpec, relation: str) -> str:
     return (
         f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
         "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
-        f"FROM ({rows}) GROUP BY {', '.join(group)}"
+        f"FROM ({rows}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
     )
 
 

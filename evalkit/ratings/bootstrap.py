@@ -28,7 +28,7 @@ from scipy.sparse.csgraph import connected_components
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.counts import ComparisonCounts
 from evalkit._progress import ProgressFn, tick
-from evalkit.ratings._linalg import pinv_centred
+from evalkit.ratings._linalg import dense, pinv_centred
 from evalkit.ratings.bt import BTFit, TiesMode, fit_bt
 from evalkit.ratings.counts import PairCounts, aggregate, as_cells, encode_players, split_outcomes
 from evalkit.ratings.elo import theta_to_elo
@@ -354,7 +354,7 @@ def bootstrap_bt(
     c = fit.counts
     n, k = len(c.players), len(c.i)
     h_inv0 = (
-        pinv_centred(fit.information[:n, :n], n, singular=l2 == 0) if ties != "davidson" else None
+        pinv_centred(dense(fit.information)[:n, :n], n, singular=l2 == 0) if ties != "davidson" else None
     )
     batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
     thetas, n_bad = [], 0

@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.special import expit
 
-from evalkit.ratings._linalg import laplacian, pair_gradient, pinv_centred
+from evalkit.ratings._linalg import dense, laplacian, pair_gradient, pinv_centred
 from evalkit.ratings.counts import encode_players, split_outcomes
 
 if TYPE_CHECKING:
@@ -189,11 +189,11 @@ def covariance(
         raise ValueError("'cluster' applies to kind='sandwich' only.")
     n = len(fit.theta)
     if ridge:
-        info = fit.information.copy()
+        info = dense(fit.information).copy()
         info[np.diag_indices(n)] += ridge
         h_inv = np.linalg.solve(info, np.eye(len(info)))
     else:
-        h_inv = pinv_centred(fit.information, n, singular=fit.singular)
+        h_inv = pinv_centred(dense(fit.information), n, singular=fit.singular)
     if kind == "hessian":
         cov = h_inv
     else:
