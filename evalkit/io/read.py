@@ -17,12 +17,18 @@ import pandas as pd
 from evalkit._errors import where
 from evalkit.io._common import Converted
 from evalkit.io._files import LINE, load_records
-from evalkit.io.counts import convert_pair_counts
 from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, convert_alpaca_eval_csv
+from evalkit.io.counts import convert_pair_counts
 from evalkit.io.fastchat import convert_arena, convert_mt_bench
 from evalkit.io.report import ReadReport, ReadResult
 from evalkit.io.schema import validate_comparisons
-from evalkit.io.tables import OutcomeMap, check_column_keys, convert_canonical, convert_columns, convert_left_right
+from evalkit.io.tables import (
+    OutcomeMap,
+    check_column_keys,
+    convert_canonical,
+    convert_columns,
+    convert_left_right,
+)
 
 __all__ = ["FORMATS", "check_read_options", "detect_format", "read_comparisons"]
 

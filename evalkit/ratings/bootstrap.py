@@ -25,9 +25,9 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
+from evalkit._progress import ProgressFn, tick
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.counts import ComparisonCounts
-from evalkit._progress import ProgressFn, tick
 from evalkit.ratings._linalg import dense, pinv_centred
 from evalkit.ratings.bt import BTFit, TiesMode, fit_bt
 from evalkit.ratings.counts import PairCounts, aggregate, as_cells, encode_players, split_outcomes

@@ -7,8 +7,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evalkit._rng import RNGLike
 from evalkit._progress import ProgressFn
+from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bootstrap import bootstrap_bt
 from evalkit.ratings.bt import TiesMode, fit_bt
