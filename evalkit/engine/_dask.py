@@ -16,34 +16,17 @@ from typing import Any
 import pandas as pd
 
 from evalkit._progress import ProgressFn, tick
-from evalkit.engine.executor import _DASK_MISSING, SCHEDULER_ENV
+from evalkit.engine.executor import _DASK_MISSING, dask_client
 from evalkit.io._files import _CSV_NA, read_head
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import cell_spec, partition_cells
 from evalkit.io.read import detect_format
 from evalkit.io.report import ReadReport
 
-__all__ = ["dask_aggregate", "dask_client"]
+__all__ = ["dask_aggregate"]
 
 _PARQUET = (".parquet", ".pq")
 _JSONL = (".jsonl", ".ndjson", ".json")
-
-
-def dask_client(scheduler: str | Any | None) -> tuple[Any, bool]:
-    """A ``distributed.Client`` for ``scheduler`` (address, client, or the environment) and
-    whether this call opened it."""
-    try:
-        from distributed import Client
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(_DASK_MISSING) from exc
-    scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
-    if scheduler is None:
-        raise ValueError(
-            f"The Dask engine needs a scheduler: pass --scheduler tcp://HOST:PORT or set {SCHEDULER_ENV}."
-        )
-    if isinstance(scheduler, Client):
-        return scheduler, False
-    return Client(scheduler), True
 
 
 def _kind(path: str) -> str:
