@@ -181,3 +181,30 @@ def test_information_is_sparse_for_many_players():
     p = 1 / (1 + np.exp(-(fit.theta[c.i] - fit.theta[c.j])))
     np.testing.assert_allclose(fit.information.toarray(), laplacian(c.i, c.j, c.total * p * (1 - p), n),
                                atol=1e-12)
+
+
+@pytest.mark.parametrize("anchor", [None, "m7"])
+@pytest.mark.parametrize(("se", "cluster"), [("hessian", None), ("sandwich", None), ("sandwich", "item")])
+def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, monkeypatch):
+    """The one-factorisation path (sparse information) gives the dense pseudo-inverse's intervals."""
+    import evalkit.ratings._linalg as linalg
+    from evalkit.ratings import elo_table, fit_bt
+    from evalkit.ratings.counts import aggregate, as_cells
+
+    rng = np.random.default_rng(1)
+    n, k = 60, 6000
+    a = rng.integers(0, n, k)
+    b = (a + rng.integers(1, n, k)) % n
+    p = 1 / (1 + np.exp(-(a - b) / 20))
+    frame = pd.DataFrame({"player_a": [f"m{x}" for x in a], "player_b": [f"m{x}" for x in b],
+                          "outcome": np.where(rng.random(k) < p, 1.0, 0.0),
+                          "item": [f"q{x}" for x in rng.integers(0, 80, k)]})
+    cells = as_cells(frame, cluster=cluster)
+    dense = elo_table(fit_bt(aggregate(cells)), se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
+    monkeypatch.setattr(linalg, "SPARSE_MIN_PLAYERS", 10)  # force the many-player path on 60 players
+    fit = fit_bt(aggregate(cells))
+    from scipy.sparse import issparse
+
+    assert issparse(fit.information)
+    large = elo_table(fit, se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
+    np.testing.assert_allclose(large["se"], dense["se"], rtol=1e-9, atol=1e-9)
