@@ -71,6 +71,8 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
                      outcome_map=opts["outcome_map"])
     if spec is None:
         return None
+    needed = spec.key_columns + [c for c in (spec.outcome, spec.weight) if c] + [c for c, _ in spec.wins]
+    ddf = ddf[list(dict.fromkeys(needed))]  # only these columns are read (Parquet) or shipped
     tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
     cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
