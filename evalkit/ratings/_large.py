@@ -30,8 +30,8 @@ _BLOCK = 512
 
 def _grounded_inverse(info) -> np.ndarray:
     """``H_g^{-1}`` for the information with player 0 removed (one LU factorisation, inverted in place)."""
-    h = info[1:, 1:].toarray()
-    lu, piv, code = lapack.dgetrf(h, overwrite_a=1)
+    h = info[1:, 1:].toarray().T  # symmetric: the transpose is the same matrix, in Fortran order
+    lu, piv, code = lapack.dgetrf(h, overwrite_a=1)  # in place (no copy for Fortran order)
     if code != 0:
         raise ValueError("The information matrix is singular: the ratings are not identified.")
     inv, code = lapack.dgetri(lu, piv, overwrite_lu=1)
