@@ -203,7 +203,7 @@ def main() -> None:
     rows: list[dict] = []
     print(f"load before: {os.getloadavg()}", file=sys.stderr)
     try:
-        for size in (int(float(s)) for s in args.sizes.split(",")):
+        for size in (int(float(s)) for s in args.sizes.split(",") if s):
             pq_path = root / f"arena-{size:.0e}.parquet"
             t = time.perf_counter()
             generate(pq_path, size, args.models)
