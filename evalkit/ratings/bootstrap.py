@@ -192,10 +192,14 @@ class _UnitSums:
         self.starts = np.minimum(self.starts, max(len(stat) - 1, 0))
 
     def __call__(self, draws: np.ndarray) -> np.ndarray:
-        picked = draws[:, self.unit]
-        if not self.ones:
-            picked *= self.value
-        out = np.add.reduceat(picked, self.starts, axis=1)
+        # a few replicates at a time: the gathered (replicates x entries) block stays ~_MAX_CELLS
+        step = max(1, _MAX_CELLS // max(len(self.unit), 1))
+        out = np.empty((draws.shape[0], len(self.starts)))
+        for lo in range(0, draws.shape[0], step):
+            picked = draws[lo:lo + step, self.unit]
+            if not self.ones:
+                picked *= self.value
+            out[lo:lo + step] = np.add.reduceat(picked, self.starts, axis=1)
         out[:, self.empty] = 0.0
         return out
 
