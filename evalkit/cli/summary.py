@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli.rate import add_engine_arguments
+from evalkit.cli.rate import add_engine_arguments, aggregate_for_cli
 from evalkit.io import FORMATS
 from evalkit.io.write import to_markdown, write_table
 from evalkit.summary import alpaca_eval_summary, summarize
@@ -41,13 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
-    from evalkit.engine.aggregate import aggregate_comparisons
-
     source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = aggregate_comparisons(
-        source, format=args.format, baseline=args.baseline, judge=args.judge,
-        model_name_from=args.model_name_from, engine=args.engine, scheduler=args.scheduler,
-        progress=getattr(args, "progress", None))
+    frame, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
+                                      judge=args.judge, model_name_from=args.model_name_from)
     print(report.to_text(), file=sys.stderr)
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
