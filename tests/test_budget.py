@@ -203,7 +203,8 @@ def test_joint_mode_two_systems_offset():
     grid = geometric_grid(1e5, 1e6, ratio=2)
     a = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 10, 20, 8, system="a")
     b = gumbel_traces(lambda b: 200 + 400 * np.log10(b / 1e5), grid, 10, 20, 9, system="b")
-    res = elo_curves(pd.concat([a, b]), budgets=grid, mode="joint", bootstrap=0)
+    # within_session=True: this test was written for (and its seeds chosen under) the former joint default
+    res = elo_curves(pd.concat([a, b]), budgets=grid, mode="joint", bootstrap=0, within_session=True)
     c = res.curve
     gap = c.loc[c.system == "b", "elo"].to_numpy() - c.loc[c.system == "a", "elo"].to_numpy()
     # Different tasks' offsets make this noisy; the designed gap is 200 at every budget.
@@ -330,3 +331,32 @@ def test_bootstrap_replicates_keep_the_point_estimates_anchor():
     ok = np.isfinite(rep).any(axis=1)
     assert np.all(rep[ok, 0] == 1000.0)  # every kept replicate is anchored where the estimate is
     assert res.failed["A"] == int((~ok).sum()) > 0
+
+
+# ---------------------------------------------------------------- issue 12, item 8
+
+def test_joint_elo_leaves_out_same_session_games_by_default():
+    grid = geometric_grid(1e5, 1e6, ratio=2)
+    a = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 5, 8, 8, system="a")
+    b = gumbel_traces(lambda b: 300 * np.log10(b / 1e5), grid, 5, 8, 9, system="b")
+    tr = pd.concat([a, b])
+    default = elo_curves(tr, budgets=grid, mode="joint", bootstrap=0)
+    without = elo_curves(tr, budgets=grid, mode="joint", within_session=False, bootstrap=0)
+    within = elo_curves(tr, budgets=grid, mode="joint", within_session=True, bootstrap=0)
+    np.testing.assert_array_equal(default.curve["elo"], without.curve["elo"])
+    # each of the 2 x 8 x 5 sessions plays its own other 4 checkpoints once per checkpoint: 80 x 5 x 4 more games
+    extra = within.curve["n_games"].sum() - default.curve["n_games"].sum()
+    assert extra == 2 * 8 * 5 * grid.size * (grid.size - 1)
+    assert default.options["within_session"] is False
+
+
+def test_inflection_point_not_distinguishable_from_the_reference():
+    # A true slope of exactly 400 Elo/decade with few sessions: every local slope's interval covers 400, so no
+    # crossing is reported (issue 12: otherwise noise picks one).
+    grid = geometric_grid(1e5, 1e7, ratio=1.5)
+    tr = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 4, 6, 3)
+    inf = inflection_point(elo_curves(tr, budgets=grid, bootstrap=100, rng=2))
+    s = inf.slopes.dropna()
+    assert ((s["ci_low"] <= 400) & (400 <= s["ci_high"])).all()
+    assert inf.status == "indistinguishable" and np.isnan(inf.b_inf)
+    assert "not distinguishable from the reference" in inf.note

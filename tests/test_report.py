@@ -92,7 +92,8 @@ def test_cli_report_on_llmfao_has_head_to_head_tests(tmp_path):
     links = _check_folder(out)
     assert "figures/head_to_head.png" in links.images
     md = (out / "report.md").read_text(encoding="utf-8")
-    assert "no common baseline" in md and "head-to-head sign tests" in md
+    # items exist: votes on one prompt are dependent, so the tests are cluster-robust by item (issue 12)
+    assert "no common baseline" in md and "head-to-head cluster-robust (CR1, by 'item') tests" in md
 
 
 def test_same_seed_same_report(tmp_path):

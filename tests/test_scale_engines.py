@@ -113,15 +113,18 @@ def weighted_data(seed: int = 0) -> pd.DataFrame:
                          "outcome": outcome, "item": [f"q{k}" for k in rng.integers(0, 30, n)]})
 
 
+_WALD = [("sandwich", None), ("hessian", None), ("sandwich", "item")]
+_BOOT = [("bootstrap", None), ("bootstrap", "item")]
+
+
+# Davidson bootstrap replicates are refitted one by one (slow), so the bootstrap cases run with
+# ties as half a win only; the Wald cases run under both tie models.
 @pytest.mark.parametrize(
-    ("interval", "cluster"),
-    [("sandwich", None), ("hessian", None), ("sandwich", "item"), ("bootstrap", None), ("bootstrap", "item")],
+    ("interval", "cluster", "ties"),
+    [(i, c, t) for t in ("half", "davidson") for i, c in _WALD] + [(i, c, "half") for i, c in _BOOT],
 )
-@pytest.mark.parametrize("ties", ["half", "davidson"])
 def test_weight_two_equals_every_row_twice(interval, cluster, ties):
     """Frequency weights: weight 2 everywhere is the same data as every row duplicated, in every interval."""
-    if ties == "davidson" and interval == "bootstrap":
-        pytest.skip("Davidson replicates are refitted one by one (slow); the half-tie bootstrap covers it")
     base = weighted_data()
     doubled = leaderboard(base.assign(weight=2.0), interval=interval, cluster=cluster, ties=ties,
                           n_boot=200, rng=3)

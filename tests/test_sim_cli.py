@@ -49,17 +49,28 @@ def test_params_round_trip(tmp_path):
 
 
 def test_reproduce_writes_every_claim(tmp_path):
-    rep = reproduce(tmp_path, params=SimParams(generator=SMALL), seeds=(0,), n_dags=2, workers=1, figures=False)
+    rep = reproduce(tmp_path, params=SimParams(generator=SMALL, aggregate="mean-time"), seeds=(0,), n_dags=2,
+                    workers=1, figures=False, breaks=())
     assert set(rep.summary["claim"]) == {c.id for c in CLAIMS}
     assert (tmp_path / "claims.md").read_text() == to_markdown(rep.summary)
     by_seed = pd.read_csv(tmp_path / "claims_by_seed.csv")
     assert len(by_seed) == len(CLAIMS)
-    # a speedup row is the ratio of mean times over the same DAGs
+    # with aggregate="mean-time" a speedup row is the ratio of mean times over the same DAGs
     r = rep.results[0]
     t1 = r.data["single"][:, 0, 49].mean()
     t16 = r.data["standard|16"][:, 0, 49].mean()
     row = rep.summary.set_index("claim").loc["F3.cov50"]
     assert row["value_seed0"] == pytest.approx(t1 / t16)
+
+
+def test_mean_curve_speedup_on_one_dag_is_the_time_ratio():
+    # with one DAG the mean curve is that run's curve, so the read-off speedup is T1 / Tk exactly
+    rep = reproduce(None, params=SimParams(generator=SMALL), seeds=(3,), n_dags=1, workers=1, figures=False,
+                    breaks=())
+    r = rep.results[0]
+    for lv, col in ((0.5, 49), (0.9, 89)):
+        t1, t16 = r.data["single"][0, 0, col], r.data["standard|16"][0, 0, col]
+        assert r.speedup("standard|16", "coverage", lv) == pytest.approx(t1 / t16, rel=1e-12)
 
 
 def test_cli_run_and_errors(tmp_path, capsys):
@@ -83,13 +94,22 @@ def test_calibration_search_keeps_the_best_candidate():
     from evalkit.sim.calibrate import calibrate, score_params
 
     start = SimParams(generator=SMALL)
-    space = {("policy", "dispatch_key"): ("random", "deepest"), ("generator", "cost_growth"): (3.0,)}
+    space = {("generator", "cost_sigma"): (0.2, 0.8, 1.2), ("generator", "cost_growth"): (3.0,)}
     best, score, hist = calibrate(start, space=space, seeds=(5,), n_dags=2, max_passes=1, workers=1)
-    # the current value ("random") is not re-evaluated
-    assert list(hist["knob"]) == ["start", "policy.dispatch_key", "generator.cost_growth"]
+    # the current value (0.2) is not re-evaluated
+    assert list(hist["knob"]) == ["start", "generator.cost_sigma", "generator.cost_sigma", "generator.cost_growth"]
     # the returned score is the best one evaluated, and re-scoring the returned set gives it again (CRN)
     scores = list(zip(hist["rows_held"], hist["seed_rows_held"], hist["closeness"], strict=True))
     assert (score.rows_held, score.seed_rows_held, score.closeness) == max(scores)
     assert score_params(best, seeds=(5,), n_dags=2, workers=1)[0] == score
     with pytest.raises(ValueError, match="Unknown knob"):
         calibrate(start, space={("policy", "colour"): ("red",)}, seeds=(5,), n_dags=1, workers=1)
+
+
+def test_calibration_fits_only_what_the_post_leaves_open():
+    from evalkit.sim.calibrate import SEARCH_SPACE, select
+
+    # issue 13: the agents' rules and the aggregator are the post's, never searched
+    assert {section for section, _ in SEARCH_SPACE} == {"generator"}
+    with pytest.raises(ValueError, match="no accepted candidate"):
+        select(pd.DataFrame({"accepted": [False], "params": ["{}"], "knob": ["start"], "value": [""]}), seeds=(1,))

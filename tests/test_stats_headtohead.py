@@ -50,3 +50,29 @@ def test_head_to_head_reports_pairs_that_never_met():
     assert mult.names == ("a vs b",)
     with pytest.raises(ValueError, match="Unknown players"):
         head_to_head(f, pairs=[("a", "z")])
+
+
+def test_cluster_robust_head_to_head_equals_statsmodels_cluster_ols():
+    # LLMFAO crowd: ~4 workers vote on each (prompt, pair); cluster by prompt (issue 12)
+    import statsmodels.api as sm
+
+    from evalkit.io import read_comparisons
+    from evalkit.stats.headtohead import cluster_sign_pvalue
+
+    frame, _ = read_comparisons("tests/data/llmfao/crowd-comparisons.csv")
+    table, mult = head_to_head(frame, pairs=[("Claude v2", "Weaver 12k"), ("Dolly v2 (7B)", "Weaver 12k")],
+                               cluster="item")
+    assert "cluster-robust" in mult.description
+    for _, row in table.iterrows():
+        ab = (frame["player_a"] == row["a"]) & (frame["player_b"] == row["b"])
+        ba = (frame["player_a"] == row["b"]) & (frame["player_b"] == row["a"])
+        sub = frame[ab | ba]
+        y = np.where(ab[ab | ba], sub["outcome"], 1 - sub["outcome"])
+        keep = y != 0.5
+        # statsmodels: OLS of (y - 1/2) on a constant, CR1 cluster covariance by prompt, t with G - 1 df
+        ref = sm.OLS(y[keep] - 0.5, np.ones(keep.sum())).fit(
+            cov_type="cluster", cov_kwds={"groups": pd.factorize(sub["item"][keep])[0]}, use_t=True)
+        assert abs(row["pvalue"] - ref.pvalues[0]) < 1e-10
+        assert row["n_clusters"] == sub["item"][keep].nunique()
+    with pytest.raises(ValueError, match=">= 2 clusters"):
+        cluster_sign_pvalue(np.array([1.0, 0.0]), np.array(["x", "x"]))

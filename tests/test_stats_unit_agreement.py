@@ -133,3 +133,40 @@ def test_position_bias_on_real_llmfao_judges():
     assert r.pvalue < 1e-10
     with pytest.raises(ValueError, match="winners must be one of"):
         position_bias_test(["left", "right", "model_a"])
+
+
+# --- Fleiss' kappa and Krippendorff's alpha (issue 12) ---
+
+# Krippendorff (2011), "Computing Krippendorff's alpha-reliability", section C: 4 coders x 12 units, NaN = missing.
+_KRIPP = np.array([
+    [1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
+    [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
+    [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],
+    [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, np.nan],
+])
+
+
+@pytest.mark.parametrize("level, expected", [
+    # krippendorff.alpha(reliability_data=_KRIPP, level_of_measurement=level) with the PyPI package krippendorff 0.9.0
+    # (the paper prints 0.743, 0.815, 0.849, 0.797)
+    ("nominal", 0.743421052631579), ("ordinal", 0.8153875037548814), ("interval", 0.8491071428571428),
+    ("ratio", 0.7974027747116121),
+])
+def test_krippendorff_alpha_worked_example(level, expected):
+    from evalkit.stats.agreement import krippendorff_alpha
+
+    assert abs(krippendorff_alpha(_KRIPP, level=level) - expected) < 1e-12
+
+
+def test_fleiss_kappa_equals_statsmodels():
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    from evalkit.stats.agreement import fleiss_kappa
+
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 3, 40)
+    labels = np.where(rng.random((40, 5)) < 0.7, truth[:, None], rng.integers(0, 3, (40, 5)))
+    table = np.stack([(labels == c).sum(axis=1) for c in range(3)], axis=1)
+    assert abs(fleiss_kappa(table) - sm_fleiss(table, method="fleiss")) < 1e-12
+    with pytest.raises(ValueError, match="same number"):
+        fleiss_kappa(np.array([[2, 0], [1, 2]]))

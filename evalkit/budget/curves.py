@@ -183,9 +183,11 @@ def elo_curves(
         A checkpoint before a session's first submission has no value: skip its games, or
         let it lose to every valued observation.
     within_session : bool, optional
-        Whether checkpoints of the same session play each other. Default: False in self
-        mode (the paper: cross-session games only), True in joint mode (all pairs of
-        observations from distinct players).
+        Whether checkpoints of the same session play each other. Default False in both
+        modes: those games are decided in advance by the prefix maximum (a session's later
+        checkpoint never loses to its earlier one), so they add slope without evidence —
+        about 9 Elo per decade to the joint slope in the audit of issue 12. Pass True for
+        the paper's joint Elo over all pairs of observations from distinct players.
     ties : {"half", "drop", "davidson"}
         Tie handling of :func:`evalkit.ratings.fit_bt`.
     prior : float
@@ -231,7 +233,7 @@ def elo_curves(
             f"The checkpoint grid has a single budget ({ck.budgets[0]:g}): the submissions span "
             "less than one grid step. Pass a smaller grid ratio, explicit budgets, or start/stop."
         )
-    within = (mode == "joint") if within_session is None else bool(within_session)
+    within = False if within_session is None else bool(within_session)
     systems = tuple(sorted(ck.sessions["system"].unique()))
     c = ck.budgets.size
     mult = np.ones((1, len(ck.sessions)))

@@ -105,13 +105,16 @@ class InflectionResult:
     system : str
     b_inf : float
         Last checkpoint budget whose local slope exceeds ``reference``; NaN when no
-        checkpoint does (``status == "never_above"``).
+        checkpoint does (``status == "never_above"``) or when the slope is nowhere
+        distinguishable from the reference (``status == "indistinguishable"``).
     ci_low, ci_high : float
         Percentile bootstrap interval of ``b_inf``; a replicate with no such checkpoint
         counts as budget 0 (so ``ci_low == 0`` means "may never beat the reference").
-    status : {"crossed", "above_at_end", "never_above"}
+    status : {"crossed", "above_at_end", "never_above", "indistinguishable"}
         ``"above_at_end"``: the slope still exceeds the reference at the last checkpoint, so
-        ``b_inf`` is only a lower bound.
+        ``b_inf`` is only a lower bound. ``"indistinguishable"``: the bootstrap interval of the
+        local slope covers ``reference`` at every checkpoint where it is defined, so any
+        crossing would be one that noise picked; ``b_inf`` is NaN (see :attr:`note`).
     slopes : pandas.DataFrame
         ``system, budget, slope, ci_low, ci_high`` (Elo per decade).
     reference : float
@@ -138,6 +141,17 @@ class InflectionResult:
     def statistic(self) -> float:
         """Alias of ``b_inf``."""
         return self.b_inf
+
+    @property
+    def note(self) -> str:
+        """One sentence on what ``status`` means for this system."""
+        return {
+            "crossed": f"the local slope last exceeds {self.reference:g} Elo/decade at b_inf = {self.b_inf:.4g}",
+            "above_at_end": "the slope still exceeds the reference at the last checkpoint: b_inf is a lower bound",
+            "never_above": f"the local slope never exceeds {self.reference:g} Elo/decade",
+            "indistinguishable": (f"not distinguishable from the reference: the {self.confidence_level:.0%} interval "
+                                  f"of the local slope covers {self.reference:g} Elo/decade over the whole range"),
+        }[self.status]
 
     def confidence_interval(self) -> tuple[float, float]:
         """``(ci_low, ci_high)`` of ``b_inf``."""
@@ -191,7 +205,10 @@ def inflection_point(
     rep_slopes = local_slopes(budgets, reps, window=window, align=align)
     s_lo, s_hi = _quantiles(rep_slopes, result.confidence_level)
     k = int(_last_above(budgets, slope, reference))
-    if k < 0:
+    defined = np.isfinite(s_lo) & np.isfinite(s_hi)
+    if defined.any() and np.all((s_lo[defined] <= reference) & (reference <= s_hi[defined])):
+        status, b_inf = "indistinguishable", float("nan")
+    elif k < 0:
         status, b_inf = "never_above", float("nan")
     else:
         status = "above_at_end" if k == budgets.size - 1 else "crossed"

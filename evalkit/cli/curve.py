@@ -39,6 +39,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--window", type=int, default=5, help="checkpoints per local-slope fit (default 5)")
     p.add_argument("--align", choices=["centred", "trailing"], default="centred", help="local-slope window")
     p.add_argument("--lower-is-better", action="store_true", help="smaller scores are better")
+    p.add_argument("--within-session", action="store_true",
+                   help="let checkpoints of the same session play each other (default: not; their results are "
+                        "fixed by the prefix maximum)")
     p.add_argument("--logs", action="store_true", help="PATH are agent logs (.eval/.traj imply it)")
     p.add_argument("--budget-unit", choices=["tokens", "tokens_total", "cost", "time"], default="tokens",
                    help="budget unit when reading agent logs (default tokens = input + output)")
@@ -74,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         res = elo_curves(
             traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
             bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
-            higher_is_better=not args.lower_is_better,
+            higher_is_better=not args.lower_is_better, within_session=args.within_session,
         )
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
@@ -86,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     points = pd.DataFrame([
-        {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status}
+        {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status,
+         "note": i.note}
         for i in infl
     ])
     print("scaling inflection point (last budget with local slope > 400 Elo/decade)\n")

@@ -22,20 +22,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", type=int, default=14, help="tasks (default: 14)")
     p.add_argument("--sessions", type=int, default=5, help="sessions per system and task (default: 5)")
     p.add_argument("--bootstrap", type=int, default=500, help="session-bootstrap replicates (default: 500)")
+    from evalkit.cli.simulate import add_engine_options
+
+    add_engine_options(p)
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    from evalkit.cli.simulate import progress_printer
     from evalkit.studies.demo import run_demo
     from evalkit.studies.fig11 import Figure11Config
 
     t0 = time.perf_counter()
-
-    def progress(msg: str) -> None:
-        print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
-
     config = Figure11Config(n_tasks=args.tasks, n_sessions=args.sessions, bootstrap=args.bootstrap)
-    out = run_demo(args.out, config=config, seed=args.seed, progress=progress)
-    progress(f"done: open {out / 'report.html'}")
+    out = run_demo(args.out, config=config, seed=args.seed, progress=progress_printer(), engine=args.engine,
+                   workers=args.workers, scheduler=args.scheduler)
+    print(f"[{time.perf_counter() - t0:6.1f} s] done: open {out / 'report.html'}", file=sys.stderr, flush=True)
     print(out / "report.html")
     return 0

@@ -49,6 +49,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--out", default=None, metavar="DIR", help="write CSV, Markdown and PNG plots into DIR")
+    from evalkit.cli.judging import add_rate_flags
+
+    add_rate_flags(p)
     p.set_defaults(func=run)
 
 
@@ -86,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
     n_boot = args.bootstrap
     if n_boot < 0:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
+    from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
+
+    variant = bool(args.adjust_position) or args.by is not None
+    frame = diagnostic_rows(args, report, needed=variant)
+    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster, n_clusters=counts.n_clusters)
+    if variant:
+        rate_variant(args, frame, base=base, n_boot=n_boot)
+        return 0
     table = leaderboard(
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
         interval="bootstrap" if n_boot else args.interval, level=args.level,

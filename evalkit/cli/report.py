@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ties", choices=list(TIE_POLICIES), default="drop", help="tie policy of sign tests")
     p.add_argument("--n-boot", type=int, default=200,
                    help="bootstrap replicates of leaderboard intervals (0: sandwich intervals)")
+    from evalkit.cli.judging import add_judge_flags
+
+    add_judge_flags(p)
     p.set_defaults(func=run)
 
 
@@ -80,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         score_columns=_mapping(args.score_col), title=args.title, seed=args.seed, alpha=args.alpha,
         confidence_level=args.confidence, adjust=args.adjust, test=args.test, pairs=args.pairs,
         unit_pair=tuple(args.unit_pair) if args.unit_pair else None, ties=args.ties, n_boot=args.n_boot,
+        params={"judge": args.judge} if args.judge else None,
     )
     print(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})", file=sys.stderr)
     return 0

@@ -1,12 +1,15 @@
 """``evalkit simulate``: the reference swarm simulator of seed 000.
 
-Sub-commands:
+Sub-commands (each takes ``--engine serial|process|dask``, ``--workers`` and ``--scheduler
+tcp://HOST:PORT``; default: the local process pool):
 
-* ``reproduce --out DIR [--seeds 0 1 2] [--dags 16] [--params FILE] [--fig11-seeds 0 1 2 3 4]``: run
-  figures 2-10 and write the claim table (CSV + Markdown) and the figures, then figure 11 (Elo per
-  agent-time, :mod:`evalkit.studies`) on five seeds, appended to the same table;
-* ``calibrate --out FILE [--seeds 100 101 102] [--dags 8] [--passes 2] [--start FILE]``: the
-  coordinate search of :mod:`evalkit.sim.calibrate`, scored by the claim table;
+* ``reproduce --out DIR``: figures 2-10 on the reporting seeds (0-2 and 7-9) and under three
+  broken simulators, the claim table (CSV + Markdown, with each row's kind: evidence or
+  restatement) and the figures, then figure 11 (Elo per agent-time, :mod:`evalkit.studies`) on
+  five seeds, appended to the same table. Progress per figure on stderr.
+* ``calibrate --out FILE``: the coordinate search of :mod:`evalkit.sim.calibrate` over the
+  generator, cost law and value noise on seeds 100-105, then selection on seeds 200-205; writes
+  the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``.
 * ``run --agents K [--swarm standard|recursive] [--rule own-branch] [--dags N] --out FILE``:
   simulate runs on generated DAGs (or ``--edges/--steps`` CSVs) and write the tidy event trace.
 """
@@ -18,33 +21,65 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "add_engine_options", "progress_printer"]
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--workers`` and ``--scheduler`` (shared by every parallel sub-command)."""
+    p.add_argument("--engine", default=None, choices=["serial", "process", "dask"],
+                   help="what runs the sweep (default: process pool; dask when --scheduler is given)")
+    p.add_argument("--workers", type=int, default=None, help="processes of the local pool (default: 2)")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address tcp://HOST:PORT (with --engine dask)")
+
+
+def progress_printer(stream=None, *, every: float = 0.1):
+    """A ``progress(stage, done, total)`` callback printing one line per ~10 % of each stage to
+    ``stream`` (default stderr), with the elapsed time."""
+    t0 = time.perf_counter()
+    last: dict[str, int] = {}
+
+    def progress(stage: str, done: int, total: int | None) -> None:
+        out = stream or sys.stderr
+        if total:
+            step = max(1, int(total * every))
+            if done not in (0, total) and done - last.get(stage, 0) < step:
+                return
+            last[stage] = done
+            print(f"[{time.perf_counter() - t0:6.1f} s] {stage}: {done}/{total}", file=out, flush=True)
+        else:
+            print(f"[{time.perf_counter() - t0:6.1f} s] {stage}: {done}", file=out, flush=True)
+
+    return progress
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``simulate`` sub-command."""
     p = subparsers.add_parser(
-        "simulate", help="swarm simulator: reproduce seed 000's figures 2-10, calibrate, run traces",
+        "simulate", help="swarm simulator: reproduce seed 000's figures 2-11, calibrate, run traces",
         description="The reference swarm simulator of 'Predictable Swarm Scaling' (seed 000).",
     )
     sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    r = sub.add_parser("reproduce", help="run figures 2-10 and write the claim table and figures")
+    r = sub.add_parser("reproduce", help="run figures 2-11 (and the broken simulators); write claims and figures")
     r.add_argument("--out", required=True, help="output directory")
-    r.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    r.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 7, 8, 9],
+                   help="reporting seeds (default 0 1 2 7 8 9; rows are counted per group of three)")
     r.add_argument("--dags", type=int, default=16, help="DAGs per seed (default 16)")
     r.add_argument("--params", default=None, help="parameter JSON (default: the bundled calibrated set)")
-    r.add_argument("--workers", type=int, default=None, help="processes (default: 2)")
+    r.add_argument("--no-breaks", action="store_true", help="skip the broken simulators (no kind column)")
     r.add_argument("--no-figures", action="store_true")
     r.add_argument("--fig11-seeds", type=int, nargs="*", default=[0, 1, 2, 3, 4],
                    help="seeds of the figure-11 (Elo per agent-time) rows; none to skip them (default 0..4)")
+    add_engine_options(r)
     r.set_defaults(func=run)
-    c = sub.add_parser("calibrate", help="fit the parameter set to the claim table (coordinate search)")
+    c = sub.add_parser("calibrate", help="fit the generator, cost law and value noise to the claim table")
     c.add_argument("--out", required=True, help="where to write the fitted parameter JSON")
-    c.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102])
-    c.add_argument("--dags", type=int, default=8)
-    c.add_argument("--passes", type=int, default=2)
+    c.add_argument("--seeds", type=int, nargs="+", default=[100, 101, 102, 103, 104, 105])
+    c.add_argument("--select-seeds", type=int, nargs="*", default=[200, 201, 202, 203, 204, 205],
+                   help="selection seeds (none: keep the search's result)")
+    c.add_argument("--dags", type=int, default=16)
+    c.add_argument("--passes", type=int, default=1)
     c.add_argument("--start", default=None, help="starting parameter JSON (default: the bundled set)")
-    c.add_argument("--workers", type=int, default=None)
+    add_engine_options(c)
     c.set_defaults(func=run)
     s = sub.add_parser("run", help="simulate runs and write their tidy event trace")
     s.add_argument("--agents", type=int, default=16)
@@ -57,7 +92,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--params", default=None)
     s.add_argument("--out", required=True, help="trace file (.csv or .parquet)")
+    add_engine_options(s)
     s.set_defaults(func=run)
+
+
+def _run_trace(task: tuple) -> object:
+    """One ``simulate run`` job (module level so that process pools can pickle it)."""
+    from evalkit.sim.swarms import simulate
+
+    i, dag, params, args, seed = task
+    s, c = (params.scheduling, params.communication) if args["overheads"] else (0.0, 0.0)
+    return simulate(dag, agents=args["agents"], swarm=args["swarm"], rule=args["rule"], policy=params.policy,
+                    scheduling=s, communication=c, baseline=args["agents"] == 1, rng=seed).trace(run=i)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,53 +111,69 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.sim.experiments import load_params, save_params
 
     params = load_params(getattr(args, "params", None) or getattr(args, "start", None))
+    ex = dict(engine=args.engine, workers=args.workers, scheduler=args.scheduler)
+    progress = progress_printer()
     if args.action == "reproduce":
+        from evalkit.sim.breaks import BREAKS
         from evalkit.sim.reproduce import reproduce
 
         t0 = time.perf_counter()
-        rep = reproduce(args.out, params=params, seeds=args.seeds, n_dags=args.dags, workers=args.workers,
-                        figures=not args.no_figures)
-        print(f"{rep.rows_held} of {len(rep.summary)} claim rows hold on >= 2/3 of seeds {args.seeds} "
-              f"({args.dags} DAGs each, {time.perf_counter() - t0:.1f} s); table: {Path(args.out) / 'claims.md'}")
+        rep = reproduce(args.out, params=params, seeds=args.seeds, n_dags=args.dags,
+                        breaks=() if args.no_breaks else tuple(BREAKS), figures=not args.no_figures,
+                        progress=progress, **ex)
+        for g, c in rep.counts().items():
+            kind = f", {c['evidence_held']} of them evidence" if not args.no_breaks else ""
+            print(f"figures 2-10: {c['held']} of {c['rows']} rows hold on >= 2/3 of seeds {g}{kind}")
+        print(f"figures 2-10: {time.perf_counter() - t0:.1f} s ({args.dags} DAGs per seed); table: "
+              f"{Path(args.out) / 'claims.md'}")
         if args.fig11_seeds:
             from evalkit.studies import Figure11Config, write_figure11_reproduction
+            from evalkit.studies.fig11_claims import FIG11_BREAKS
 
-            t0 = time.perf_counter()
-            print(f"figure 11: {len(args.fig11_seeds)} seeds ...", file=sys.stderr, flush=True)
-            f11 = write_figure11_reproduction(args.out, Figure11Config(params=params), seeds=args.fig11_seeds,
-                                              workers=args.workers, figure=not args.no_figures)
-            print(f"figure 11: {int(f11['holds'].sum())} of {len(f11)} claim rows hold on >= 2/3 of seeds "
-                  f"{args.fig11_seeds} ({time.perf_counter() - t0:.1f} s); appended to {Path(args.out) / 'claims.md'}")
+            t1 = time.perf_counter()
+            f11 = write_figure11_reproduction(args.out, Figure11Config(params=params, bootstrap=0),
+                                              seeds=args.fig11_seeds, breaks=() if args.no_breaks else FIG11_BREAKS,
+                                              figure=not args.no_figures, progress=progress, **ex)
+            ev = int(((f11["kind"] == "evidence") & f11["holds"]).sum()) if "kind" in f11 else 0
+            print(f"figure 11: {int(f11['holds'].sum())} of {len(f11)} rows hold on >= 2/3 of seeds "
+                  f"{args.fig11_seeds}" + (f", {ev} of them evidence" if "kind" in f11 else "")
+                  + f" ({time.perf_counter() - t1:.1f} s); appended to {Path(args.out) / 'claims.md'}")
+        print(f"total: {time.perf_counter() - t0:.1f} s")
         return 0
     if args.action == "calibrate":
-        from evalkit.sim.calibrate import calibrate
+        from evalkit.sim.calibrate import calibrate, select
 
         best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
-                                      workers=args.workers, log=lambda m: print(m, file=sys.stderr, flush=True))
-        save_params(best, args.out, fitted={"score": str(score), "seeds": args.seeds, "n_dags": args.dags,
-                                            "evaluations": len(hist)})
+                                      log=lambda m: print(m, file=sys.stderr, flush=True), **ex)
         hist.to_csv(Path(args.out).with_suffix(".history.csv"), index=False)
+        fitted = {"score": str(score), "seeds": args.seeds, "n_dags": args.dags, "evaluations": len(hist)}
+        if args.select_seeds:
+            best, sel = select(hist, seeds=args.select_seeds, n_dags=args.dags, **ex)
+            sel.to_csv(Path(args.out).with_suffix(".selection.csv"), index=False)
+            fitted["selection_seeds"] = args.select_seeds
+        save_params(best, args.out, fitted=fitted)
         print(f"best: {score}; written to {args.out}")
         return 0
     # run
     import numpy as np
     import pandas as pd
 
+    from evalkit.engine import get_executor
     from evalkit.sim.dag import generate_dags, read_dag
-    from evalkit.sim.swarms import simulate
 
     if (args.edges is None) != (args.steps is None):
         raise ValueError("--edges and --steps go together (a user DAG needs both files).")
     dags = [read_dag(args.edges, args.steps)] if args.edges else generate_dags(args.dags, params.generator,
                                                                                rng=args.seed)
-    s, c = (params.scheduling, params.communication) if args.overheads else (0.0, 0.0)
     seeds = np.random.SeedSequence(args.seed).spawn(len(dags))
-    frames = [
-        simulate(d, agents=args.agents, swarm=args.swarm, rule=args.rule, policy=params.policy, scheduling=s,
-                 communication=c, baseline=args.agents == 1, rng=np.random.default_rng(ss)).trace(run=i)
-        for i, (d, ss) in enumerate(zip(dags, seeds, strict=True))
-    ]
-    trace = pd.concat(frames, ignore_index=True)
+    opts = {"agents": args.agents, "swarm": args.swarm, "rule": args.rule, "overheads": args.overheads}
+    from evalkit.sim.swarms import _check
+
+    _check(args.agents, args.swarm, args.rule, params.scheduling, params.communication)  # fail before forking
+    jobs = [(i, d, params, opts, np.random.default_rng(ss)) for i, (d, ss) in enumerate(zip(dags, seeds, strict=True))]
+    executor = get_executor(args.engine or ("serial" if args.workers == 1 or len(jobs) == 1 else "process"),
+                            workers=args.workers or 2, scheduler=args.scheduler)
+    trace = pd.concat(executor.map(_run_trace, jobs, progress=progress, stage="runs"), ignore_index=True)
     out = Path(args.out)
     trace.to_parquet(out) if out.suffix == ".parquet" else trace.to_csv(out, index=False)
     print(f"{len(dags)} runs, {len(trace)} step events written to {out}")

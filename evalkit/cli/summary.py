@@ -42,17 +42,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
     source = args.path[0] if len(args.path) == 1 else args.path
-    frame, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
-                                      judge=args.judge, model_name_from=args.model_name_from)
+    counts, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
+                                       judge=args.judge, model_name_from=args.model_name_from)
     print(report.to_text(), file=sys.stderr)
     if report.format.startswith("alpaca_eval"):
-        table = alpaca_eval_summary(frame, baseline=args.baseline).reset_index()
+        table = alpaca_eval_summary(counts, baseline=args.baseline).reset_index()
         title = "AlpacaEval win rate against the baseline (percent)"
     else:
-        table = summarize(frame)
+        table = summarize(counts)
         title = "per-model summary (win rate with ties as half)"
     print(f"\n{title}\n")
     print(to_markdown(table, floatfmt=".4f"))
+    from evalkit.cli.judging import diagnostic_rows, print_warnings
+
+    print_warnings(diagnostic_rows(args, report), report.format, judge=args.judge)
     if args.out:
         path = write_table(table, args.out)
         print(f"wrote {path}", file=sys.stderr)

@@ -27,6 +27,8 @@ def plot_leaderboard(table: pd.DataFrame, *, ax: Any = None, xlabel: str | None 
         Default: "Elo" plus the interval description from ``table.attrs["interval"]``.
     """
     t = table.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
+    if {"rank_low", "rank_high"} <= set(t.columns):  # simultaneous rank interval in the label (issue 12)
+        t["model"] = [f"{m} [{lo}-{hi}]" for m, lo, hi in zip(t["model"], t["rank_low"], t["rank_high"], strict=True)]
     if xlabel is None:
         what = table.attrs.get("interval")
         xlabel = f"Elo ({what})" if what else "Elo"

@@ -149,4 +149,7 @@ def leaderboard(
     out.insert(0, "rank", np.arange(1, len(out) + 1))
     out = out[list(LEADERBOARD_COLUMNS)]
     out.attrs.update(attrs)
-    return out
+    from evalkit.ratings.ranks import rank_columns  # rank intervals and tie groups (issue 12)
+
+    return rank_columns(out, fit, boot=boot if interval == "bootstrap" else None, frame=frame, level=level, rng=rng,
+                        se="hessian" if interval == "hessian" else "sandwich", cluster=cluster)

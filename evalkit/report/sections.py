@@ -78,7 +78,12 @@ def leaderboard_section(ctx: ReportContext) -> Section | None:
     ax = plot_leaderboard(table)
     fig = ctx.save_figure(ax, "leaderboard", f"Bradley-Terry Elo with {table.attrs.get('interval', 'intervals')}.")
     text = (f"Bradley-Terry ratings on the Elo scale (ties: {table.attrs.get('ties', 'half')}); interval: "
-            f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}.")
+            f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}. "
+            f"Ranks: {table.attrs.get('ranks', '')}; tie_group: models not distinguishable from their group's best.")
+    if has_items and p.get("n_boot", 200) > 0:
+        from evalkit.report.judge import cluster_warning
+
+        text += " " + (cluster_warning(ctx.comparisons["item"].nunique(), "The bootstrap over items") or "")
     return Section("Leaderboard", (Text(text), Table(table, floatfmt=".4g", csv="tables/leaderboard.csv"), fig))
 
 
@@ -120,8 +125,10 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
     if order is not None:
         order = order[:k]
     pairs = p.get("pairs") if isinstance(p.get("pairs"), str) else "all"
+    cluster = "item" if "item" in ctx.comparisons and ctx.comparisons["item"].notna().all() else None
     table, mult = head_to_head(ctx.comparisons, pairs=pairs, order=order, ties=p.get("ties", "drop"),
-                               adjust=p["adjust"], alpha=p["alpha"], confidence_level=p["confidence_level"])
+                               adjust=p["adjust"], alpha=p["alpha"], confidence_level=p["confidence_level"],
+                               cluster=cluster)
     ctx.results["head_to_head"] = (table, mult)
     if mult is None:
         return Section("Head-to-head tests", (Text("No pair among the players shown has integral direct game counts "
@@ -130,7 +137,10 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
         Text(f"Direct games only, between the top {len(order) if order else 'ranked'} players by rating "
              f"({'pairs that met' if pairs == 'all' else 'neighbours in the ranking'}): exact binomial sign test of "
              f"a's wins among decisive games (ties: {p.get('ties', 'drop')}), win rate with ties as half and its "
-             f"{p['confidence_level']:.0%} Wilson interval."),
+             f"{p['confidence_level']:.0%} Wilson interval."
+             + (f" Votes on one {cluster!r} are not independent (several judges see the same prompt and pair): "
+                "p-values are cluster-robust t-tests (CR1, by item, G - 1 df) instead of exact sign tests; pairs "
+                "that met on a single item are not testable." if cluster else "")),
         Text(f"Multiplicity correction: {mult.description}."),
         Table(table.rename(columns={"pvalue_adjusted": f"p_{p['adjust']}"}), floatfmt=".4g",
               csv="tables/head_to_head.csv", data=table),
@@ -254,5 +264,7 @@ def methods_section(ctx: ReportContext) -> Section | None:
     return Section("Methods", (Bullets(tuple(items)),))
 
 
-DEFAULT_SECTIONS = (inputs_section, leaderboard_section, win_rate_section, head_to_head_section, pairwise_section,
-                    unit_section, methods_section)
+from evalkit.report.judge import judge_section  # noqa: E402  (issue 12: judge diagnostics)
+
+DEFAULT_SECTIONS = (inputs_section, leaderboard_section, judge_section, win_rate_section, head_to_head_section,
+                    pairwise_section, unit_section, methods_section)

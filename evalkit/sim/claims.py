@@ -1,8 +1,14 @@
 """Every quantitative and qualitative claim of seed 000's figures 2-10, as a checkable row.
 
-Tolerances (issue 6): coverage speedups +-20 % (relative), best-score speedups +-35 %,
-overhead shares +-3 percentage points, agent-time ratios +-0.10 (absolute), bounds and
-orderings exact. Levels are shares of the steps (coverage) or of the DAG's best value (best).
+Tolerances: coverage speedups +-20 % (relative), best-score speedups +-BEST_TOL (relative, set
+from the seed-to-seed spread of the reference model, see :data:`BEST_TOL`), overhead shares +-3
+percentage points, agent-time ratios +-0.10 (absolute), the mean DAG size +-20 % (about two
+standard errors of a 16-DAG mean), bounds and orderings exact. Levels are shares of the steps
+(coverage) or of the DAG's best value (best).
+
+A row's ``measure`` is its tolerance class; whether it is *evidence* or a *restatement* is
+decided by running it against the broken simulators of :mod:`evalkit.sim.breaks`
+(:func:`evidence_kinds`).
 """
 
 from __future__ import annotations
@@ -16,41 +22,68 @@ import pandas as pd
 from evalkit.sim.experiments import SIZES, Results
 from evalkit.sim.swarms import RULES
 
-__all__ = ["Claim", "CLAIMS", "claim_table", "summarise"]
+__all__ = ["Claim", "CLAIMS", "BEST_TOL", "best_tolerances", "claim_table", "summarise", "evidence_kinds", "group_label"]
 
-TOLERANCE = {"coverage": ("rel", 0.20), "best": ("rel", 0.35), "share": ("abs", 0.03), "agent-time": ("abs", 0.10)}
+#: Tolerance of each best-score speedup row on the log scale, |log(value / seed value)| <= tol:
+#: two seed-to-seed standard deviations of log(speedup) of the reference model (the post's rules,
+#: data/sim/calibrated.json v1 generator with cost growth 10) on the calibration seeds 100-105 with
+#: 16 DAGs each, rounded up to 0.01, measured once BEFORE the calibration search:
+#: ``best_tolerances(claim_table(run_experiments(start, seeds=range(100, 106), n_dags=16)))``.
+#: It replaces v1's +-35 % for every row: tighter where the row is precise (F3.best90, F9.narrowbest),
+#: looser where 16 DAGs cannot pin it (the recursive rows).
+BEST_TOL: dict[str, float] = {"F3.best50": 0.27, "F3.best90": 0.17, "F4.best50": 0.46, "F4.best90": 0.50,
+                              "F9.narrowbest": 0.15, "F10.widebest": 0.40}
+
+TOLERANCE = {"coverage": ("rel", 0.20), "best": ("log", 0.35), "share": ("abs", 0.03),
+             "agent-time": ("abs", 0.10), "size": ("rel", 0.20)}
+
+
+def best_tolerances(table: pd.DataFrame) -> dict[str, float]:
+    """Two seed-to-seed standard deviations of log(value) per best-score row, rounded up to 0.01."""
+    best = table.loc[table["measure"] == "best"]
+    sd = best.groupby("claim", sort=False)["value"].agg(lambda v: np.std(np.log(v.to_numpy(float)), ddof=1))
+    return {str(k): float(np.ceil(200 * v) / 100) for k, v in sd.items()}
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One row: ``kind`` is a tolerance class, ``"below"`` (value < seed) or ``"ordering"``."""
+    """One row: ``measure`` is a tolerance class, ``"below"`` (value < seed) or ``"ordering"``."""
 
     id: str
     figure: str
     text: str
     seed: float | None
-    kind: str
+    measure: str
     value: Callable[[Results], float]
     check: Callable[[Results], bool] | None = None
 
+    def _tol(self) -> tuple[str, float]:
+        how, tol = TOLERANCE[self.measure]
+        return how, (BEST_TOL.get(self.id, tol) if self.measure == "best" else tol)
+
     def evaluate(self, r: Results) -> tuple[float, bool]:
         v = float(self.value(r))
-        if self.kind == "ordering":
+        if self.measure == "ordering":
             return v, bool(self.check(r))
-        if self.kind == "below":
+        if self.measure == "below":
             return v, v < self.seed
-        how, tol = TOLERANCE[self.kind]
-        ok = abs(v / self.seed - 1) <= tol if how == "rel" else abs(v - self.seed) <= tol
+        how, tol = self._tol()
+        if how == "log":
+            ok = v > 0 and abs(np.log(v / self.seed)) <= tol
+        else:
+            ok = abs(v / self.seed - 1) <= tol if how == "rel" else abs(v - self.seed) <= tol
         return v, bool(ok)
 
     @property
     def tolerance(self) -> str:
-        if self.kind == "ordering":
+        if self.measure == "ordering":
             return "exact"
-        if self.kind == "below":
+        if self.measure == "below":
             return f"< {self.seed:g}"
-        how, tol = TOLERANCE[self.kind]
-        return f"+-{tol:.0%}" if how == "rel" else (f"+-{tol * 100:g} pp" if self.kind == "share" else f"+-{tol:g}")
+        how, tol = self._tol()
+        if how == "log":
+            return f"x/ {np.exp(tol):.2f}"
+        return f"+-{tol:.0%}" if how == "rel" else (f"+-{tol * 100:g} pp" if self.measure == "share" else f"+-{tol:g}")
 
 
 def _sp(key: str, metric: str, level: float, base: str = "single") -> Callable[[Results], float]:
@@ -59,6 +92,31 @@ def _sp(key: str, metric: str, level: float, base: str = "single") -> Callable[[
 
 def _at(key: str, metric: str, level: float) -> Callable[[Results], float]:
     return lambda r: r.agent_time_ratio(key, metric, level)
+
+
+def _t(r: Results, key: str, metric: str, level: float) -> float:
+    """Time to ``level`` as the aggregator reads it (mean curve, or mean time)."""
+    if r.aggregate == "mean-curve":
+        return r.curve_time(key, metric, level)
+    return r.mean_time(key, metric, level)
+
+
+def _s_shape(r: Results, metric: str) -> float:
+    """S-shape in log time: the middle (30 % -> 70 %) rises faster per log-time than both ends
+    (10 % -> 30 % and 70 % -> 90 %); value = min of the two rate ratios (> 1 = S-shaped; a
+    straight line in log time gives 1, a convex or concave curve < 1 at one end)."""
+    t = {lv: _t(r, "single", metric, lv) for lv in (0.1, 0.3, 0.7, 0.9)}
+
+    def rate(a: float, b: float) -> float:
+        return (b - a) / max(np.log(t[b] / t[a]), 1e-9)
+
+    mid = rate(0.3, 0.7)
+    return float(min(mid / rate(0.1, 0.3), mid / rate(0.7, 0.9)))
+
+
+def _handoffs(r: Results) -> tuple[float, float]:
+    h = [r.share(s, k, "handoffs") for s in ("standard", "recursive") for k in SIZES]
+    return min(h), max(h)
 
 
 def _log_rise(r: Results, metric: str) -> float:
@@ -120,6 +178,12 @@ def _w(D: int, swarm: str, metric: str, level: float) -> Callable[[Results], flo
 
 
 CLAIMS: tuple[Claim, ...] = (
+    Claim("F2.size", "2", "task DAGs average about 730 steps (mean over the seed's DAGs)", 730, "size",
+          lambda r: float(r.data["n_steps"].mean())),
+    Claim("F2.scov", "2", "single agent: coverage is S-shaped in log time (middle rate / end rates, min)", None,
+          "ordering", lambda r: _s_shape(r, "coverage"), lambda r: _s_shape(r, "coverage") > 1),
+    Claim("F2.sbest", "2", "single agent: best score is S-shaped in log time (middle rate / end rates, min)", None,
+          "ordering", lambda r: _s_shape(r, "best"), lambda r: _s_shape(r, "best") > 1),
     Claim("F2.gentle", "2", "single agent: best score rises more gently than coverage (log-time 10%->90%)", None,
           "ordering", lambda r: _log_rise(r, "best") / _log_rise(r, "coverage"),
           lambda r: _log_rise(r, "best") > _log_rise(r, "coverage")),
@@ -158,6 +222,9 @@ CLAIMS: tuple[Claim, ...] = (
           "ordering", _critical_fastest_best, lambda r: _critical_fastest_best(r) == 1),
     Claim("F7.sched", "7", "scheduling share of agent-time under 1% at every size (max, both swarms)", 0.01, "below",
           lambda r: max(r.share(s, k, "scheduling") for s in ("standard", "recursive") for k in SIZES)),
+    Claim("F7.handoffs", "7", "hundreds of handoffs per run at every size (fewest over both swarms; all in "
+          "[100, 1000))", None, "ordering", lambda r: _handoffs(r)[0],
+          lambda r: _handoffs(r)[0] >= 100 and _handoffs(r)[1] < 1000),
     Claim("F7.comm2", "7", "standard 2: communication share of agent-time", 0.02, "share",
           lambda r: r.share("standard", 2, "communication")),
     Claim("F7.comm8", "7", "standard 8: communication share of agent-time", 0.10, "share",
@@ -193,8 +260,6 @@ CLAIMS: tuple[Claim, ...] = (
           _w(8, "standard", "coverage", 0.9)),
     Claim("F10.widebest", "10", "wide (8 x 92), standard 16: best-score speedup at 90%", 12, "best",
           _w(8, "standard", "best", 0.9)),
-    Claim("F10.superlin", "10", "wide DAG: standard 16 faster than its size at 90% coverage", None, "ordering",
-          _w(8, "standard", "coverage", 0.9), lambda r: _w(8, "standard", "coverage", 0.9)(r) > 16),
     Claim("F10.widest", "10", "widest (4 x 184), recursive 16: coverage speedup at 90%", 1.1, "coverage",
           _w(4, "recursive", "coverage", 0.9)),
     Claim("F10.width", "10", "standard 16 at 90% coverage: wide (8 layers) faster than narrow (136)", None,
@@ -209,20 +274,66 @@ def claim_table(results: Sequence[Results], claims: Sequence[Claim] = CLAIMS) ->
     for c in claims:
         for r in results:
             v, ok = c.evaluate(r)
-            rows.append({"claim": c.id, "figure": c.figure, "text": c.text, "seed_value": c.seed, "kind": c.kind,
+            rows.append({"claim": c.id, "figure": c.figure, "text": c.text, "seed_value": c.seed, "measure": c.measure,
                          "tolerance": c.tolerance, "seed": r.seed, "value": v, "holds": ok})
     return pd.DataFrame(rows)
 
 
-def summarise(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim: values per seed, seeds held, and whether it holds on >= 2/3 of seeds."""
+def group_label(seeds: Sequence[int]) -> str:
+    """``"0-2"`` for consecutive seeds, else ``"0,5,9"``."""
+    s = sorted(int(x) for x in seeds)
+    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) and len(s) > 1 else ",".join(map(str, s))
+
+
+def summarise(table: pd.DataFrame, groups: Sequence[Sequence[int]] | None = None) -> pd.DataFrame:
+    """One row per claim: values per seed, seeds held, and whether it holds on >= 2/3 of the seeds.
+
+    With ``groups`` (e.g. ``[(0, 1, 2), (7, 8, 9)]``) the count is made in each group separately
+    (columns ``held_<group>`` and ``holds_<group>``) and ``holds`` means: in every group.
+    """
     wide = table.pivot_table(index="claim", columns="seed", values="value", sort=False)
     wide.columns = [f"value_seed{s}" for s in wide.columns]
     held = table.groupby("claim", sort=False)["holds"].agg(["sum", "size"])
-    meta = table.drop_duplicates("claim").set_index("claim")[["figure", "text", "seed_value", "kind", "tolerance"]]
+    meta = table.drop_duplicates("claim").set_index("claim")[["figure", "text", "seed_value", "measure", "tolerance"]]
     out = meta.join(wide).join(held)
     out["holds"] = out["sum"] * 3 >= out["size"] * 2
-    return out.rename(columns={"sum": "seeds_held", "size": "n_seeds"}).reset_index()
+    out = out.rename(columns={"sum": "seeds_held", "size": "n_seeds"})
+    if groups:
+        for g in groups:
+            sub = table.loc[table["seed"].isin(list(g))].groupby("claim", sort=False)["holds"].agg(["sum", "size"])
+            lab = group_label(g)
+            out[f"held_{lab}"] = sub["sum"].astype(int).astype(str) + "/" + sub["size"].astype(str)
+            out[f"holds_{lab}"] = sub["sum"] * 3 >= sub["size"] * 2
+        out["holds"] = out[[f"holds_{group_label(g)}" for g in groups]].all(axis=1)
+    return out.reset_index()
+
+
+def evidence_kinds(model: pd.DataFrame, broken: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Evidence or restatement per claim from its tidy tables under each broken simulator.
+
+    ``model`` is the :func:`claim_table` of the simulator under test and ``broken`` maps a break
+    name to the table of that broken simulator on the same seeds. A row *fails under* a break
+    when the break changes its values and it holds on fewer than 2/3 of the seeds there. It is
+    **evidence** when it fails under at least one break, else a **restatement** (every break
+    still passes it, or leaves it unchanged). Returns ``claim, kind, breaks_failed`` and one
+    column per break with the seeds held under it.
+    """
+    base = model.set_index(["claim", "seed"])["value"]
+    stats = {}
+    for name, t in broken.items():
+        g = t.groupby("claim", sort=False)["holds"].agg(["sum", "size"])
+        v = t.set_index(["claim", "seed"])["value"]
+        diff = ~np.isclose(v.to_numpy(float), base.loc[v.index].to_numpy(float), rtol=1e-12, atol=0.0,
+                           equal_nan=True)
+        g["changed"] = pd.Series(diff, index=v.index).groupby(level="claim", sort=False).any()
+        stats[name] = g
+    rows = []
+    for c in model["claim"].drop_duplicates():
+        failed = [n for n, g in stats.items() if g.loc[c, "changed"] and g.loc[c, "sum"] * 3 < g.loc[c, "size"] * 2]
+        rows.append({"claim": c, "kind": "evidence" if failed else "restatement",
+                     "breaks_failed": ", ".join(failed) or "-",
+                     **{n: f"{int(g.loc[c, 'sum'])}/{int(g.loc[c, 'size'])}" for n, g in stats.items()}})
+    return pd.DataFrame(rows)
 
 
 # Why a row does not hold, from the calibration runs (docs/simulator.md has the details). Shown in the

@@ -14,6 +14,7 @@ parent's value plus a random change, deeper steps take longer") with the knobs o
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 from dataclasses import dataclass, field
@@ -256,9 +257,9 @@ def generate_dag(
     parents: list[list[int]] = [[int(x)] for x in primary]
     parents[0] = []
     anc = [0] * n  # ancestor bitsets as Python ints
-    layer_cw = [np.cumsum(weight[start[d] : start[d + 1]]) for d in range(D)]
+    layer_cw = [np.cumsum(weight[start[d] : start[d + 1]]).tolist() for d in range(D)]
     starts = start.tolist()
-    ss = np.searchsorted
+    ss = bisect.bisect_right  # on Python lists: the same index as np.searchsorted(side="right"), faster per call
     for v in range(1, n):
         ps = parents[v]
         k = int(n_extra[v])
@@ -266,12 +267,13 @@ def generate_dag(
             dv = int(depth[v])
             sib = g.random(k) < p.sibling_p
             ups = g.geometric(1.0 - p.skip_decay, size=k)  # b >= 1, P(b) ~ skip_decay^b
-            us = g.random(k)
+            us = g.random(k).tolist()
+            sib, ups = sib.tolist(), ups.tolist()
             for j in range(k):
                 layer = dv - 1 if sib[j] else max(0, dv - 1 - int(ups[j]))
                 lo, hi = starts[layer], starts[layer + 1]
                 cw = layer_cw[layer]
-                c = lo + min(int(ss(cw, us[j] * cw[-1], side="right")), hi - lo - 1)
+                c = lo + min(ss(cw, us[j] * cw[-1]), hi - lo - 1)
                 if c in ps or any((anc[x] >> c) & 1 for x in ps):
                     continue  # c is an ancestor of a chosen parent (or chosen already)
                 ps = [x for x in ps if not (anc[c] >> x) & 1]

@@ -1,11 +1,13 @@
-"""Reproduce seed 000's figures 2-10: run the experiments, write the claim table and figures.
+"""Reproduce seed 000's figures 2-10: run the experiments, the broken simulators, write the claim table.
 
 ``reproduce(out)`` (CLI: ``evalkit simulate reproduce --out DIR``) writes
 
 * ``claims_by_seed.csv`` - one row per (claim, seed): value, holds;
 * ``claims.csv`` / ``claims.md`` - one row per claim: seed value, evalkit value per seed,
-  tolerance, seeds held, holds (on >= 2 of 3 seeds), and a note for rows that do not hold;
-* ``fig02_single.png`` ... ``fig10_width.png`` (first seed);
+  tolerance, seeds held in each reporting group (0-2 and 7-9), holds, **kind** (evidence or
+  restatement, from the broken simulators of :mod:`evalkit.sim.breaks`) and a note;
+* ``breaks_by_seed.csv`` - the same rows under each broken simulator;
+* ``fig02_single.png`` ... ``fig09_10_width.png`` (first seed);
 * ``params.json`` - the parameter set used.
 """
 
@@ -18,26 +20,34 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalkit.sim.claims import NOTES, claim_table, summarise
+from evalkit._progress import ProgressFn
+from evalkit.sim.breaks import BREAKS, break_params
+from evalkit.sim.claims import NOTES, claim_table, evidence_kinds, summarise
 from evalkit.sim.experiments import (
+    ALL_PARTS,
     SIZES,
     WIDTH_LAYERS,
     Results,
     SimParams,
     load_params,
-    run_experiments,
+    run_variants,
     save_params,
 )
 
-__all__ = ["Reproduction", "reproduce", "to_markdown"]
+__all__ = ["Reproduction", "reproduce", "to_markdown", "REPORT_SEEDS", "REPORT_GROUPS"]
+
+REPORT_SEEDS: tuple[int, ...] = (0, 1, 2, 7, 8, 9)
+REPORT_GROUPS: tuple[tuple[int, ...], ...] = ((0, 1, 2), (7, 8, 9))
 
 
 @dataclass(frozen=True)
 class Reproduction:
-    """Claim table per seed (``by_seed``), per claim (``summary``) and the raw results."""
+    """Claim table per seed (``by_seed``), per claim (``summary``, with ``kind``), the broken
+    simulators' tables (``broken``) and the raw results."""
 
     by_seed: pd.DataFrame
     summary: pd.DataFrame
+    broken: pd.DataFrame
     results: list[Results]
     params: SimParams
 
@@ -45,22 +55,52 @@ class Reproduction:
     def rows_held(self) -> int:
         return int(self.summary["holds"].sum())
 
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Per reporting group: rows, rows held, evidence rows, evidence rows held."""
+        out = {}
+        s = self.summary
+        cols = [c for c in s.columns if c.startswith("holds_")] or ["holds"]
+        for c in cols:
+            held = s[c].astype(bool)
+            ev = s["kind"] == "evidence"
+            out[c.removeprefix("holds_")] = {"rows": len(s), "held": int(held.sum()), "evidence": int(ev.sum()),
+                                             "evidence_held": int((held & ev).sum())}
+        return out
+
+
+def _fmt(x: object) -> str:
+    return "" if x is None or (isinstance(x, float) and pd.isna(x)) else f"{x:.3g}"
+
 
 def to_markdown(summary: pd.DataFrame) -> str:
-    """The per-claim table as Markdown: claim | seed value | evalkit value per seed | tolerance | holds."""
+    """The per-claim table as Markdown, then one count line per reporting group."""
     seeds = [c for c in summary.columns if c.startswith("value_seed")]
+    groups = [c.removeprefix("holds_") for c in summary.columns if c.startswith("holds_")]
+    held = [f"held_{g}" for g in groups] if groups else ["seeds_held"]
+    has_kind = "kind" in summary.columns
     head = ["claim", "figure", "what", "seed value", *[c.replace("value_", "") for c in seeds], "tolerance",
-            "seeds held", "holds", "note"]
+            *[h.replace("_", " ") for h in held], "holds", *(["kind", "fails under"] if has_kind else []), "note"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for _, r in summary.iterrows():
-        sv = "" if pd.isna(r["seed_value"]) else f"{r['seed_value']:g}"
-        vals = [f"{r[c]:.3g}" for c in seeds]
-        lines.append("| " + " | ".join([r["claim"], str(r["figure"]), r["text"], sv, *vals, r["tolerance"],
-                                        f"{r['seeds_held']}/{r['n_seeds']}", "yes" if r["holds"] else "**no**",
-                                        r.get("note", "") or ""]) + " |")
-    n = int(summary["holds"].sum())
+        hv = [str(r[h]) if groups else f"{r['seeds_held']}/{r['n_seeds']}" for h in held]
+        kind = [r["kind"] if r["kind"] == "restatement" else "**evidence**", r["breaks_failed"]] if has_kind else []
+        lines.append("| " + " | ".join([r["claim"], str(r["figure"]), r["text"], _fmt(r["seed_value"]),
+                                        *[_fmt(r[c]) for c in seeds], r["tolerance"], *hv,
+                                        "yes" if r["holds"] else "**no**", *kind, r.get("note", "") or ""]) + " |")
     lines.append("")
-    lines.append(f"{n} of {len(summary)} rows hold on at least 2/3 of the seeds.")
+    for g in groups or [None]:
+        col = f"holds_{g}" if g else "holds"
+        n = int(summary[col].sum())
+        where = f"seeds {g}" if g else "the seeds"
+        line = f"{n} of {len(summary)} rows hold on at least 2/3 of {where}"
+        if has_kind:
+            ev = int((summary[col].astype(bool) & (summary["kind"] == "evidence")).sum())
+            line += f"; {ev} of them are evidence rows, {n - ev} restatements"
+        lines.append(line + ".")
+    if has_kind:
+        k = summary["kind"].value_counts()
+        lines.append(f"Kinds over all rows: {int(k.get('evidence', 0))} evidence, {int(k.get('restatement', 0))} "
+                     "restatement.")
     return "\n".join(lines) + "\n"
 
 
@@ -124,14 +164,54 @@ def _figures(r: Results, out: Path) -> list[Path]:
 
 
 def reproduce(
-    out: str | os.PathLike | None = None, *, params: SimParams | None = None, seeds: Sequence[int] = (0, 1, 2),
-    n_dags: int = 16, workers: int | None = None, figures: bool = True,
+    out: str | os.PathLike | None = None, *, params: SimParams | None = None, seeds: Sequence[int] = REPORT_SEEDS,
+    groups: Sequence[Sequence[int]] | str | None = "auto", n_dags: int = 16, breaks: Sequence[str] = tuple(BREAKS),
+    engine: str | None = None, workers: int | None = None, scheduler: object = None,
+    progress: ProgressFn | None = None, figures: bool = True,
 ) -> Reproduction:
-    """Run figures 2-10 for each seed and (if ``out``) write the tables and figures there."""
+    """Run figures 2-10 for each seed, and under each broken simulator, and (if ``out``) write
+    the tables and figures there.
+
+    Parameters
+    ----------
+    out : path, optional
+    params : SimParams, optional
+        Default: the bundled calibrated set.
+    seeds, groups
+        Reporting seeds, and the groups in which "holds on >= 2/3 of the seeds" is counted.
+        ``"auto"``: consecutive groups of three seeds when there are 6, 9, ... seeds (the
+        default: 0-2 and 7-9 separately), else all seeds together; ``None``: all together.
+    n_dags : int
+        DAGs per seed (16 as in the post).
+    breaks : names from :data:`evalkit.sim.breaks.BREAKS`
+        Broken simulators that decide a row's kind; empty to skip (no ``kind`` column).
+    engine, workers, scheduler
+        The executor (:func:`evalkit.engine.get_executor`; default: the process pool).
+    progress : callable, optional
+        ``progress(stage, done, total)`` per finished DAG job.
+    """
     params = params or load_params()
-    results = run_experiments(params, seeds=seeds, n_dags=n_dags, workers=workers)
+    if isinstance(groups, str):
+        if groups != "auto":
+            raise ValueError(f"groups must be 'auto', None or a list of seed groups; got {groups!r}.")
+        groups = [tuple(seeds[k:k + 3]) for k in range(0, len(seeds), 3)] if len(seeds) % 3 == 0 and \
+            len(seeds) > 3 else None
+    if groups is not None:
+        missing = sorted({int(x) for g in groups for x in g} - {int(x) for x in seeds})
+        if missing:
+            raise ValueError(f"groups name seeds {missing} that are not in seeds {list(seeds)}.")
+    variants = {"model": (params, ALL_PARTS)}
+    variants.update({b: (break_params(params, b), BREAKS[b].parts) for b in breaks})
+    res = run_variants(variants, seeds=seeds, n_dags=n_dags, engine=engine, workers=workers, scheduler=scheduler,
+                       progress=progress)
+    results = res["model"]
     by_seed = claim_table(results)
-    summary = summarise(by_seed)
+    summary = summarise(by_seed, groups)
+    tables = {b: claim_table([r.merged(m) for r, m in zip(res[b], results, strict=True)]) for b in breaks}
+    broken = pd.concat([t.assign(simulator=b) for b, t in tables.items()], ignore_index=True) if tables else \
+        pd.DataFrame()
+    if tables:
+        summary = summary.merge(evidence_kinds(by_seed, tables), on="claim", how="left")
     summary["note"] = [("" if h else NOTES.get(c, "")) for c, h in zip(summary["claim"], summary["holds"],
                                                                         strict=True)]
     if out is not None:
@@ -139,8 +219,10 @@ def reproduce(
         o.mkdir(parents=True, exist_ok=True)
         by_seed.to_csv(o / "claims_by_seed.csv", index=False)
         summary.to_csv(o / "claims.csv", index=False)
+        if tables:
+            broken.to_csv(o / "breaks_by_seed.csv", index=False)
         (o / "claims.md").write_text(to_markdown(summary))
         save_params(params, o / "params.json")
         if figures:
             _figures(results[0], o)
-    return Reproduction(by_seed, summary, results, params)
+    return Reproduction(by_seed, summary, broken, results, params)

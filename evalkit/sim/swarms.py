@@ -19,7 +19,8 @@ Model (seed 000; every choice the seed leaves open is a knob of :class:`Policy`)
   several steps, the agent keeps the best one (``own_key``) and forks a child agent for each
   other one while fewer than ``agents`` agents are active (the cap counts concurrently active
   agents); steps it cannot fork stay in its own list. Children follow their own branch.
-* Single agent: a standard swarm of one with the baseline policy (``Policy.baseline_*``).
+* Single agent: a standard swarm of one with the baseline policy (``Policy.baseline_*``; by
+  default the swarm's own rules, as in the post).
 * Scheduling overhead: ``scheduling`` x median step cost, added once to a step when its agent
   is new (started or dispatched by the coordinator, or forked) or when one of the step's
   parents was finished by another agent. Communication: a step takes ``1 + communication x
@@ -54,38 +55,49 @@ SWARMS: tuple[str, ...] = ("standard", "recursive")
 
 @dataclass(frozen=True)
 class Policy:
-    """Step-choice knobs left open by the seed (defaults: the original post as reported).
+    """Step-choice rules. The defaults are the post's own rules; every other value is a named
+    departure (``docs/simulator.md`` lists them).
+
+    The post: "Each agent follows its branch to the end, then stops and frees its slot. The
+    coordinator immediately starts another agent on the next ready step", and the own-branch rule
+    is used "for all remaining experiments", so the single agent (the denominator of every
+    speedup) follows the same rule: own branch to its end, then the next ready step.
 
     Attributes
     ----------
     own_key : str
-        How an own-branch agent picks among its own list (one of :data:`KEYS`).
-    branch_memory : {"all", "last"}
-        The own list holds everything the agent unlocked (``"all"``) or only what its last
-        step unlocked (``"last"``: the agent follows one chain to its end).
+        How an own-branch agent picks among the steps its last completion unlocked (one of
+        :data:`KEYS`; default ``"deepest"``, random within a layer).
+    branch_memory : {"last", "all"}
+        ``"last"`` (the post): the agent follows one chain to its end, then stops.
+        ``"all"`` (departure): its list holds everything it unlocked and nobody took yet, so it
+        carries on with earlier branches instead of freeing its slot.
     dispatch_key : str
-        Which unclaimed ready step the coordinator gives a new agent.
-    baseline_own_key, baseline_memory, baseline_dispatch_key : str
-        The same three choices for the single-agent baseline.
+        Which ready step the coordinator gives a new agent ("the next ready step"; default
+        ``"shallowest"``, the reading of the fidelity review and issue 13; ``"fifo"`` = the
+        step that has been ready longest).
+    baseline_own_key, baseline_memory, baseline_dispatch_key : str or None
+        The same three choices for the single-agent baseline. ``None`` (the post): the same as
+        the swarm's. Anything else is a departure (the v1 calibration used a random single agent).
     depth_bias : float
         Strength of the ``"biased-deep"`` key: a softmax choice with weight
         ``exp(depth_bias * depth / (D - 1))`` (Gumbel-max with one Gumbel draw per step and run;
         0 = random, large = deepest).
     recursive_refork : bool
-        Recursive swarm: an agent also forks children for steps held in its list whenever it
-        finishes a step and fewer than the cap are active ("fork whenever branches appear"),
-        not only for the steps that completion unlocked.
+        Departure: a recursive agent also forks children for steps held in its list whenever it
+        finishes a step and fewer than the cap are active, not only for the steps that completion
+        unlocked.
     shared_unlock : bool
-        A step that becomes ready joins the own list of *every* agent that finished one of its
-        parents (the notes' wording), not only of the agent that finished the last one.
+        Departure: a step that becomes ready joins the own list of *every* agent that finished one
+        of its parents (the notes' wording), not only of the agent that finished the last one.
     """
 
     own_key: str = "deepest"
-    branch_memory: str = "all"
-    dispatch_key: str = "random"
-    baseline_own_key: str = "deepest"
-    baseline_memory: str = "all"
-    baseline_dispatch_key: str = "random"
+    branch_memory: str = "last"
+    dispatch_key: str = "shallowest"
+    baseline_own_key: str | None = None
+    baseline_memory: str | None = None
+    baseline_dispatch_key: str | None = None
     depth_bias: float = 2.0
     recursive_refork: bool = False
     shared_unlock: bool = False
@@ -94,18 +106,27 @@ class Policy:
         if not math.isfinite(self.depth_bias):
             raise ValueError(f"Policy.depth_bias must be finite; got {self.depth_bias!r}.")
         for name in ("own_key", "dispatch_key", "baseline_own_key", "baseline_dispatch_key"):
-            if getattr(self, name) not in KEYS:
-                raise ValueError(f"Policy.{name} must be one of {KEYS}; got {getattr(self, name)!r}.")
+            v = getattr(self, name)
+            if v not in KEYS and not (v is None and name.startswith("baseline")):
+                raise ValueError(f"Policy.{name} must be one of {KEYS}; got {v!r}.")
         for name in ("branch_memory", "baseline_memory"):
-            if getattr(self, name) not in ("all", "last"):
-                raise ValueError(f"Policy.{name} must be 'all' or 'last'; got {getattr(self, name)!r}.")
+            v = getattr(self, name)
+            if v not in ("all", "last") and not (v is None and name.startswith("baseline")):
+                raise ValueError(f"Policy.{name} must be 'all' or 'last'; got {v!r}.")
 
     def baseline(self) -> Policy:
-        """The policy of the single-agent baseline as a swarm policy."""
+        """The policy of the single-agent baseline as a swarm policy (``None`` = the swarm's own)."""
         return dataclasses.replace(
-            self, own_key=self.baseline_own_key, branch_memory=self.baseline_memory,
-            dispatch_key=self.baseline_dispatch_key,
+            self, own_key=self.baseline_own_key or self.own_key,
+            branch_memory=self.baseline_memory or self.branch_memory,
+            dispatch_key=self.baseline_dispatch_key or self.dispatch_key,
         )
+
+    def departures(self) -> dict[str, object]:
+        """The knobs set away from the post's rules (name -> value); empty for the post's rules."""
+        post = Policy()
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(post, f.name)}
 
     def replace(self, **changes: object) -> Policy:
         return dataclasses.replace(self, **changes)
@@ -201,8 +222,8 @@ def simulate(
     swarm : {"standard", "recursive"}
     rule : one of :data:`RULES`
     policy : Policy, optional
-        Open modelling choices (default: the calibrated set in ``data/sim/calibrated.json``;
-        ``Policy()`` is the original post's rules as reported).
+        Step-choice rules (default: the bundled parameter set's, which are the post's own rules,
+        ``Policy()``).
     scheduling : float
         Scheduling overhead per handoff as a share of the median step cost (seed: 0.05).
     communication : float

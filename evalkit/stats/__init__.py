@@ -8,6 +8,8 @@ See ``evalkit.stats.unit.compare_units`` for the trial- vs task-level comparison
 from evalkit.stats._result import ConfidenceInterval, Estimate, SignTestResult, TestResult
 from evalkit.stats.agreement import (
     cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
     panel_agreement,
     percent_agreement,
     position_bias_test,
@@ -45,7 +47,8 @@ __all__ = [
     "mean_se", "paired_difference",
     "adjust_pvalues", "MultiplicityResult", "MULTIPLICITY_METHODS",
     "ttest_power", "minimum_detectable_effect", "ttest_sample_size", "sign_test_min_wins",
-    "percent_agreement", "panel_agreement", "cohen_kappa", "spearman", "position_bias_test",
+    "percent_agreement", "panel_agreement", "cohen_kappa", "spearman", "position_bias_test", "fleiss_kappa",
+    "krippendorff_alpha",
     "item_scores", "paired_scores", "PairedScores",
     "compare_systems", "PairwiseComparison", "PAIRED_TESTS", "head_to_head", "compare_units", "UnitComparison", "results_table",
 ]

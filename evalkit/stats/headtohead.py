@@ -4,6 +4,12 @@ For comparison logs without a shared baseline (Arena-style battles, LLMFAO), the
 evidence that A beats B is their own games: an exact binomial (sign) test of A's wins among
 the decisive games, with the tie policy named, and the win rate (ties as half) with a Wilson
 interval. The family of tested pairs is adjusted (Holm by default).
+
+When the games come in clusters (several crowd votes on one prompt and pair), ``cluster=``
+replaces the exact test, which assumes independent games, by a cluster-robust t-test of a's
+share of the (decisive, or tie-policy scored) games against 1/2: CR1 standard error
+``sqrt(G / (G - 1) * sum_g e_g^2) / N`` with ``e_g`` the cluster sums of ``y - share``, and
+``G - 1`` degrees of freedom (statsmodels ``OLS(y, 1).fit(cov_type="cluster", use_t=True)``).
 """
 
 from __future__ import annotations
@@ -12,18 +18,39 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalkit.stats.multiplicity import MultiplicityResult, adjust_pvalues
 from evalkit.stats.proportions import win_rate
 from evalkit.stats.sign import sign_test_from_counts
 
-__all__ = ["head_to_head"]
+__all__ = ["head_to_head", "cluster_sign_pvalue"]
+
+
+def cluster_sign_pvalue(y: np.ndarray, groups: np.ndarray, weight: np.ndarray | None = None) -> tuple[float, int]:
+    """Two-sided p-value of H0 share(y) = 1/2 with a CR1 cluster-robust SE and t(G - 1); returns (p, G).
+
+    ``y`` are 0/1 scores of a's games (ties already dropped or scored), ``weight`` frequency weights.
+    Raises ValueError with fewer than 2 clusters or no variation to estimate the SE from.
+    """
+    w = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+    codes, uniq = pd.factorize(pd.Series(groups).astype(str))
+    g = len(uniq)
+    if g < 2:
+        raise ValueError(f"a cluster-robust test needs games in >= 2 clusters; got {g}")
+    total = float(w.sum())
+    share = float(np.sum(w * y)) / total
+    e = np.bincount(codes, weights=w * (y - share), minlength=g)
+    se = float(np.sqrt(g / (g - 1.0) * np.sum(e * e))) / total
+    if se == 0:
+        raise ValueError("every game has the same result: no cluster-robust SE")
+    return float(2 * stats.t.sf(abs((share - 0.5) / se), g - 1)), g
 
 
 def head_to_head(
     comparisons: pd.DataFrame, *, pairs: str | Sequence[tuple[str, str]] = "adjacent",
     order: Sequence[str] | None = None, ties: str = "drop", adjust: str = "holm", alpha: float = 0.05,
-    confidence_level: float = 0.95, family: str | None = None,
+    confidence_level: float = 0.95, family: str | None = None, cluster: str | None = None,
 ) -> tuple[pd.DataFrame, MultiplicityResult | None]:
     """Exact binomial tests of direct games between pairs of players.
 
@@ -39,6 +66,9 @@ def head_to_head(
         Tie policy of the sign test.
     adjust, alpha, confidence_level, family
         Multiplicity correction over the tested pairs, and the interval level of win rates.
+    cluster : str, optional
+        Column of dependent games (e.g. ``"item"``): p-values from :func:`cluster_sign_pvalue`
+        (column ``n_clusters``) instead of the exact sign test.
 
     Returns
     -------
@@ -90,19 +120,23 @@ def head_to_head(
             lo, hi = wr.confidence_interval()
             row.update(win_rate=wr.estimate, ci_low=lo, ci_high=hi, note="")
             try:
-                row["pvalue"] = sign_test_from_counts(int(wa), int(wb), int(tt), tie_policy=ties).pvalue
+                if cluster is None:
+                    row["pvalue"] = sign_test_from_counts(int(wa), int(wb), int(tt), tie_policy=ties).pvalue
+                else:
+                    row["pvalue"], row["n_clusters"] = _clustered(comparisons, a, b, cluster, ties)
             except ValueError as exc:  # e.g. a single game, or only ties
                 row["note"] = f"not tested: {exc}"
 
         rows.append(row)
     cols = ["a", "b", "wins_a", "wins_b", "ties", "win_rate", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-            "reject", "note"]
+            "reject", "note"] + ([] if cluster is None else ["n_clusters"])
     table = pd.DataFrame(rows).reindex(columns=cols)
     tested = table["pvalue"].notna()
     mult = None
     reject = pd.array([pd.NA] * len(table), dtype="boolean")
     if tested.any():
-        fam = family or f"{int(tested.sum())} head-to-head sign tests ({pairs if isinstance(pairs, str) else 'given pairs'})"
+        kind = "sign tests" if cluster is None else f"cluster-robust (CR1, by {cluster!r}) tests"
+        fam = family or f"{int(tested.sum())} head-to-head {kind} ({pairs if isinstance(pairs, str) else 'given pairs'})"
         mult = adjust_pvalues(table.loc[tested, "pvalue"].to_numpy(float), method=adjust, alpha=alpha, family=fam,
                               names=[f"{a} vs {b}" for a, b in zip(table.loc[tested, "a"], table.loc[tested, "b"],
                                                                      strict=True)])
@@ -110,3 +144,20 @@ def head_to_head(
         reject[np.flatnonzero(tested.to_numpy())] = np.asarray(mult.reject, dtype=bool)
     table["reject"] = reject
     return table, mult
+
+
+def _clustered(frame: pd.DataFrame, a: str, b: str, cluster: str, ties: str) -> tuple[float, int]:
+    """Cluster-robust p-value of a vs b's direct games (a's score 1 / 0; ties by ``ties``)."""
+    if cluster not in frame.columns or frame[cluster].isna().any():
+        raise ValueError(f"cluster column {cluster!r} missing or incomplete")
+    ab = (frame["player_a"] == a) & (frame["player_b"] == b)
+    ba = (frame["player_a"] == b) & (frame["player_b"] == a)
+    sub = frame[ab | ba]
+    score = np.where(ab[ab | ba], sub["outcome"], 1 - sub["outcome"]).astype(float)
+    tie = np.isclose(score, 0.5)
+    if ties == "drop":
+        keep = ~tie
+    else:
+        keep = np.ones(len(score), dtype=bool)
+        score = np.where(tie, 1.0 if ties == "win" else 0.0, score)
+    return cluster_sign_pvalue(score[keep], sub[cluster].to_numpy()[keep], sub["weight"].to_numpy(float)[keep])

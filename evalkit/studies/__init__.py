@@ -10,10 +10,13 @@ from evalkit.studies.fig11 import (
     Figure11Config,
     Figure11Result,
     figure11,
-    figure11_claims,
-    figure11_reproduction,
     plot_figure11,
     simulate_systems,
+)
+from evalkit.studies.fig11_claims import (
+    best_of_n_null,
+    figure11_claims,
+    figure11_reproduction,
     write_figure11_reproduction,
 )
 
@@ -27,4 +30,5 @@ __all__ = [
     "write_figure11_reproduction",
     "plot_figure11",
     "simulate_systems",
+    "best_of_n_null",
 ]

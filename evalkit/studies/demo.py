@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit._progress import ProgressFn, tick
 from evalkit.budget import allocate_sessions, split_table
 from evalkit.report import Bullets, ReportContext, Section, Table, Text, write_report
 from evalkit.report.budget import budget_order_section
@@ -22,9 +23,9 @@ from evalkit.studies.fig11 import (
     Figure11Config,
     Figure11Result,
     figure11,
-    figure11_claims,
     plot_figure11,
 )
+from evalkit.studies.fig11_claims import figure11_claims
 
 __all__ = ["REAL_DATA", "final_scores", "run_demo", "budget_sections"]
 
@@ -108,7 +109,10 @@ def run_demo(
     config: Figure11Config | None = None,
     seed: int = 0,
     real_data: str | Path | None = REAL_DATA,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressFn | None = None,
+    engine: str | None = None,
+    workers: int | None = None,
+    scheduler: object = None,
 ) -> Path:
     """Simulate the default study, fit the curves, test, and write the report to ``out_dir``.
 
@@ -124,6 +128,11 @@ def run_demo(
         A judgment log rated in a second report, ``out_dir/real/`` (Bradley-Terry leaderboard,
         win rates, head-to-head tests), linked from the main one; default the bundled LLMFAO
         crowd votes; None skips it.
+    progress : callable, optional
+        ``progress(stage, done, total)`` (:mod:`evalkit._progress`).
+    engine, workers, scheduler
+        Where the sessions are simulated (:func:`evalkit.engine.get_executor`; default: the
+        local process pool).
 
     Returns
     -------
@@ -132,7 +141,8 @@ def run_demo(
         ``run.json``, ``sessions.parquet`` (the simulated session table) and ``real/``).
     """
     config = config if config is not None else Figure11Config()
-    res = figure11(config, rng=seed, progress=progress)
+    res = figure11(config, rng=seed, progress=progress, engine=engine or "process", workers=workers,
+                   scheduler=scheduler)
     scores = final_scores(res)
     claims = figure11_claims(res, seed=seed)
     out = Path(out_dir)
@@ -148,13 +158,12 @@ def run_demo(
         real = Path(real_data)
         if not real.exists():
             raise ValueError(f"real_data {str(real)!r} does not exist; pass real_data=None to skip the second report.")
-        if progress:
-            progress(f"rating the bundled real judgments ({real.name}) in a second report")
+        tick(progress, f"rating {real.name} in a second report", 0, 1)
         write_report(out / "real", comparisons=real, title=f"Bradley-Terry ratings of {real.name}", seed=seed)
         notes.append(f"Ratings and head-to-head tests on real judgments ({real.name}): "
                      "[real/report.html](real/report.html).")
-    if progress:
-        progress("running significance tests and writing the report")
+        tick(progress, f"rating {real.name} in a second report", 1, 1)
+    tick(progress, "significance tests and report", 0, 1)
 
     def seed_results(ctx: ReportContext) -> Section:
         ctx.results.update(figure11=res, claims=claims, traces=res.traces, budget=res.budget,
@@ -167,4 +176,5 @@ def run_demo(
     write_report(out, scores=scores, title="evalkit demo: Elo per agent-time on simulated swarms", seed=seed,
                  sections=[sections[0], *sections[1:], *DEFAULT_SECTIONS], unit_pair=("pass@4", "pass@1"),
                  params={"config": {k: v for k, v in vars(config).items() if k != "params"}, "budget": res.budget})
+    tick(progress, "significance tests and report", 1, 1)
     return out

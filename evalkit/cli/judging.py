@@ -1,0 +1,113 @@
+"""Judge-related options and warnings of ``evalkit rate`` / ``summary`` (kept here so those commands change little).
+
+``rate --adjust-position`` prints the position-adjusted leaderboard; ``rate --by COLUMN`` prints
+one leaderboard per category with the multiplicity correction named; both commands warn on stderr
+about position bias, judges rating themselves and cluster intervals on fewer than ~30 clusters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from evalkit.io.write import to_markdown, write_table
+
+__all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
+
+#: Judge diagnostics and the row-level variants (``--adjust-position``, ``--by``) read the rows
+#: themselves; above this many rows the warnings are skipped (with a note) instead.
+DIAGNOSTIC_MAX_ROWS = 2_000_000
+
+
+def add_judge_flags(p: argparse.ArgumentParser) -> None:
+    """``--judge`` (for logs without a judge column), if the command does not have it yet."""
+    if not any("--judge" in a.option_strings for a in p._actions):
+        p.add_argument("--judge", default=None,
+                       help="judge name for files without a judge column (default: from the file name)")
+
+
+def add_rate_flags(p: argparse.ArgumentParser) -> None:
+    """``--adjust-position``, ``--by COLUMN``, ``--correction`` and ``--judge`` of ``evalkit rate``."""
+    p.add_argument("--adjust-position", action="store_true",
+                   help="position-adjusted Bradley-Terry: the left / first answer's advantage as a covariate, "
+                        "ratings that do not depend on the side a model was shown on")
+    p.add_argument("--by", default=None, metavar="COLUMN",
+                   help="one leaderboard per value of COLUMN (e.g. category), intervals corrected across them")
+    p.add_argument("--correction", choices=["bonferroni", "sidak", "none"], default="bonferroni",
+                   help="multiplicity correction across --by categories (default bonferroni)")
+    add_judge_flags(p)
+
+
+def diagnostic_rows(args: argparse.Namespace, report, *, needed: bool = False) -> pd.DataFrame | None:
+    """The comparison rows for the judge diagnostics, read with the same options as the counts.
+
+    The ratings themselves come from counts reduced where the rows live; only these
+    row-level diagnostics read the rows, and only up to :data:`DIAGNOSTIC_MAX_ROWS` rows
+    (``needed=True``: the command cannot run without them, so a larger input is an error).
+    """
+    from evalkit.io import read_comparisons
+
+    if report.rows_read > DIAGNOSTIC_MAX_ROWS:
+        if needed:
+            raise ValueError(f"--adjust-position and --by fit row-level models; the input has {report.rows_read:,} "
+                             f"rows (more than {DIAGNOSTIC_MAX_ROWS:,}). Aggregate it first or rate a sample.")
+        print(f"note: judge diagnostics skipped for {report.rows_read:,} rows (they read rows; limit "
+              f"{DIAGNOSTIC_MAX_ROWS:,}); `evalkit report` on a sample shows them.", file=sys.stderr)
+        return None
+    source = args.path[0] if len(args.path) == 1 else args.path
+    opts = {k: getattr(args, k) for k in ("baseline", "model_name_from", "encoding") if getattr(args, k, None)}
+    frame, _ = read_comparisons(source, format=getattr(args, "format", None), judge=getattr(args, "judge", None),
+                                **opts)
+    return frame
+
+
+def print_warnings(frame: pd.DataFrame | None, fmt: str | None, *, judge: str | None = None,
+                   cluster: str | None = None, n_clusters: int | None = None) -> None:
+    """Position-bias, self-preference and small-cluster warnings on stderr."""
+    from evalkit.report.judge import cluster_warning, judge_warnings
+
+    lines = judge_warnings(frame, fmt, judge=judge) if frame is not None else []
+    if cluster is not None and n_clusters is not None:
+        note = cluster_warning(int(n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
+        lines += [f"warning: {note}"] if note else []
+    for line in lines:
+        print(line, file=sys.stderr)
+
+
+def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, n_boot: int) -> bool:
+    """Run ``--adjust-position`` / ``--by``; return False when neither was asked for."""
+    if not getattr(args, "adjust_position", False) and getattr(args, "by", None) is None:
+        return False
+    if args.by is not None:
+        from evalkit.ratings.categories import category_leaderboards
+
+        opts = {"ties": args.ties, "l2": args.l2, "cluster": args.cluster, "rng": args.seed,
+                "interval": "bootstrap" if n_boot else args.interval, "n_boot": max(n_boot, 1), "base": base}
+        table = category_leaderboards(frame, args.by, level=args.level, correction=args.correction, **opts)
+        print(f"\nBradley-Terry Elo per {args.by!r} ({table.attrs['interval']})\n"
+              f"Multiplicity: {table.attrs['correction']}.\n")
+        for name, reason in table.attrs["skipped"].items():
+            print(f"{args.by} = {name}: no ratings ({reason})")
+    else:
+        from evalkit.ratings.position import position_leaderboard
+
+        clash = [f for f, on in (("--anchor", args.anchor), ("--bootstrap", n_boot), ("--l2", args.l2),
+                                 ("--ties " + str(args.ties), args.ties != "half")) if on]
+        if clash:
+            raise ValueError(f"--adjust-position gives centred Wald intervals with ties as half a win; it cannot be "
+                             f"combined with {', '.join(clash)}.")
+
+        kind = "hessian" if args.interval == "hessian" else "sandwich"
+        table = position_leaderboard(frame, base=base, level=args.level, kind=kind, cluster=args.cluster)
+        print(f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
+              f"Position: {table.attrs['position']}\n")
+    print(to_markdown(table, floatfmt=".4g"))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        written = [write_table(table, out / "leaderboard.csv"), write_table(table, out / "leaderboard.md")]
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return True

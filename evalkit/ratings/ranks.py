@@ -1,0 +1,219 @@
+"""Rank intervals and tie groups for a leaderboard.
+
+Three answers to "which ranks are these ratings compatible with?":
+
+* :func:`fastchat_rank` - FastChat / LMArena's rule: ``rank_i = 1 + #{j : low_j > high_i}``,
+  from each model's own (marginal) interval. One number per model; models with
+  overlapping intervals share it. Simple, but the marginal intervals do not hold for all
+  models at once.
+* :func:`rank_intervals` - simultaneous rank intervals (Mogstad, Romano, Shaikh & Wilhelm
+  2024, "Inference for ranks"): max-|t| over all pairwise differences of the bootstrap (or
+  Gaussian) replicates gives one critical value ``c`` such that every pairwise difference
+  lies within ``c`` standard errors in ``level`` of replicates. Model ``i`` is ranked above
+  ``j`` when ``(r_i - r_j) / se_ij > c``; then ``rank_low = 1 + #{j above i}`` and
+  ``rank_high = n - #{j below i}``. All intervals hold jointly with probability ``level``.
+* :func:`tie_groups` - consecutive groups by rating: a model starts a new group when it is
+  significantly below (by the same simultaneous test) the best model of the current group.
+  Members of a group are statistically indistinguishable from its best member.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit._rng import RNGLike, as_generator
+from evalkit.ratings.elo import ELO_SCALE
+
+if TYPE_CHECKING:
+    from evalkit.ratings.bootstrap import BTBootstrap
+    from evalkit.ratings.bt import BTFit
+
+__all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
+           "rank_columns", "add_rank_columns"]
+
+
+def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
+    """FastChat's rank: 1 + the number of models whose lower bound exceeds this model's upper bound."""
+    lo, hi = np.asarray(ci_low, dtype=float), np.asarray(ci_high, dtype=float)
+    return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
+
+
+_CHUNK = 2_000_000  # replicate x pair cells per block
+
+
+class _PairStats:
+    """Pairwise differences ``i < j`` of the estimate, their bootstrap SEs and t-statistics, and the
+    replicates' max |deviation| / SE over any subset of pairs (computed in blocks, never B x all pairs)."""
+
+    def __init__(self, estimate: np.ndarray, replicates: np.ndarray) -> None:
+        est = np.asarray(estimate, dtype=float)
+        reps = np.asarray(replicates, dtype=float)
+        if reps.ndim != 2 or reps.shape[1] != est.size:
+            raise ValueError(f"'replicates' must be (B, {est.size}); got shape {reps.shape}.")
+        reps = reps[np.all(np.isfinite(reps), axis=1)]
+        if len(reps) < 20:
+            raise ValueError(f"'replicates' needs at least 20 finite rows; got {len(reps)}.")
+        self.n = est.size
+        self.dev = reps - est  # (B, n): replicate deviations
+        self.iu, self.ju = np.triu_indices(self.n, 1)
+        d_hat = est[self.iu] - est[self.ju]
+        cov = self.dev.T @ self.dev / len(reps)
+        var = np.diag(cov)[self.iu] + np.diag(cov)[self.ju] - 2 * cov[self.iu, self.ju]
+        self.se = np.sqrt(np.clip(var, 0.0, None))
+        safe = np.where(self.se > 0, self.se, np.inf)
+        self.safe = safe
+        # no spread: a nonzero difference is certain (+/- inf), an exact tie is t = 0 (identical players)
+        certain = np.where(d_hat > 0, np.inf, np.where(d_hat < 0, -np.inf, 0.0))
+        self.t = np.where(self.se > 0, d_hat / safe, certain)
+
+    def max_abs_t(self, pairs: np.ndarray) -> np.ndarray:
+        """Per replicate, max over ``pairs`` (indices into ``iu``/``ju``) of |deviation| / SE."""
+        out = np.zeros(len(self.dev))
+        step = max(1, _CHUNK // max(len(self.dev), 1))
+        for k in range(0, len(pairs), step):
+            p = pairs[k:k + step]
+            block = np.abs(self.dev[:, self.iu[p]] - self.dev[:, self.ju[p]]) / self.safe[p]
+            out = np.maximum(out, block.max(axis=1))
+        return out
+
+
+def pairwise_dominance(
+    estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95
+) -> tuple[np.ndarray, float]:
+    """``above[i, j]``: ``i`` is significantly above ``j``, simultaneously over all pairs.
+
+    Parameters
+    ----------
+    estimate : (n,) array
+        Point ratings (any scale on which differences matter).
+    replicates : (B, n) array
+        Bootstrap (or Gaussian) replicates of the ratings; rows with NaN are ignored.
+    level : float
+
+    Returns
+    -------
+    above : (n, n) bool array
+    critical : float
+        The max-|t| critical value.
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+    ps = _PairStats(estimate, replicates)
+    crit = float(np.quantile(ps.max_abs_t(np.arange(len(ps.iu))), level))
+    above = np.zeros((ps.n, ps.n), dtype=bool)
+    above[ps.iu, ps.ju] = ps.t > crit
+    above[ps.ju, ps.iu] = ps.t < -crit
+    return above, crit
+
+
+def rank_intervals(
+    estimate: np.ndarray, replicates: np.ndarray, *, level: float = 0.95, simultaneous: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(rank_low, rank_high)`` of every model (1 = best).
+
+    ``simultaneous=True``: all intervals hold jointly at ``level`` (max-|t| over all pairs).
+    ``simultaneous=False``: each model's own interval holds at ``level`` (max-|t| over the
+    ``n - 1`` pairs involving that model; Mogstad et al.'s marginal set): narrower, but read
+    one model at a time.
+    """
+    if simultaneous:
+        above, _ = pairwise_dominance(estimate, replicates, level=level)
+        n = above.shape[0]
+        return 1 + above.sum(axis=0), n - above.sum(axis=1)
+    if not 0 < level < 1:
+        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+    ps = _PairStats(estimate, replicates)
+    lo, hi = np.ones(ps.n, dtype=int), np.full(ps.n, ps.n)
+    for i in range(ps.n):
+        mine = np.flatnonzero((ps.iu == i) | (ps.ju == i))
+        crit = np.quantile(ps.max_abs_t(mine), level)
+        t_i = np.where(ps.iu[mine] == i, ps.t[mine], -ps.t[mine])  # t of (i - other)
+        lo[i] += int(np.sum(t_i < -crit))
+        hi[i] -= int(np.sum(t_i > crit))
+    return lo, hi
+
+
+def tie_groups(estimate: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """Group number (1 = top) of each model: a new group starts at the first model significantly
+    below the best model of the current group (``above`` from :func:`pairwise_dominance`)."""
+    est = np.asarray(estimate, dtype=float)
+    order = np.argsort(-est, kind="stable")
+    group = np.zeros(est.size, dtype=int)
+    g, leader = 1, order[0]
+    for k in order:
+        if above[leader, k]:
+            g, leader = g + 1, k
+        group[k] = g
+    return group
+
+
+def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int = 2000,
+                        rng: RNGLike) -> np.ndarray:
+    """Draws from ``N(estimate, cov)`` (a parametric bootstrap for Wald intervals), ``(n_draws, n)``.
+
+    ``cov`` may be singular (centred ratings): draws use its eigen-decomposition, negative
+    round-off eigenvalues set to 0.
+    """
+    gen = as_generator(rng)
+    w, v = np.linalg.eigh(0.5 * (np.asarray(cov, float) + np.asarray(cov, float).T))
+    z = gen.standard_normal((n_draws, len(w)))
+    return np.asarray(estimate, float) + (z * np.sqrt(np.clip(w, 0.0, None))) @ v.T
+
+
+def rank_columns(
+    table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
+    frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
+    rng: RNGLike | None = None, max_players: int = 300,
+) -> pd.DataFrame:
+    """Add ``rank_fastchat``, ``rank_low``, ``rank_high`` and ``tie_group`` to a leaderboard.
+
+    ``rank_fastchat`` applies FastChat's rule to the table's own ``ci_low`` / ``ci_high``;
+    the simultaneous columns use the bootstrap replicates when given, else ``n_draws = 2000``
+    Gaussian draws from the fit's ``se`` covariance (seeded by ``rng``, 0 when None: the
+    Wald intervals themselves are deterministic). ``attrs["ranks"]`` says which. Above
+    ``max_players`` only ``rank_fastchat`` is filled (the others are NA, and ``attrs`` says so).
+    """
+    if boot is not None and len(boot.theta) >= 20:
+        return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, replicates=ELO_SCALE * boot.theta,
+                                how=f"{len(boot.theta)} bootstrap replicates", level=level, max_players=max_players)
+    if len(fit.players) > max_players:  # do not compute a covariance that will not be used
+        return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, level=level, max_players=max_players)
+    cov = fit.covariance(se, frame=frame, cluster=cluster)
+    return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, cov=cov * ELO_SCALE**2, how=se, level=level,
+                            rng=rng, max_players=max_players)
+
+
+def add_rank_columns(
+    table: pd.DataFrame, players: tuple[str, ...], estimate: np.ndarray, *, replicates: np.ndarray | None = None,
+    cov: np.ndarray | None = None, how: str = "", level: float = 0.95, rng: RNGLike | None = None,
+    max_players: int = 300,
+) -> pd.DataFrame:
+    """:func:`rank_columns` for any fit: ``estimate`` (Elo, in ``players`` order) with bootstrap
+    ``replicates`` or a covariance ``cov`` (then 2000 Gaussian draws seeded by ``rng``, 0 when None)."""
+    out = table.copy()
+    out["rank_fastchat"] = fastchat_rank(out["ci_low"].to_numpy(), out["ci_high"].to_numpy())
+    est = np.asarray(estimate, dtype=float)
+    if len(est) > max_players:
+        out["rank_low"], out["rank_high"], out["tie_group"] = pd.NA, pd.NA, pd.NA
+        out.attrs.update(table.attrs, ranks=f"simultaneous rank intervals skipped: {len(est)} players > max_players "
+                                            f"= {max_players} (the cost grows as players^2 x replicates; call "
+                                            "evalkit.ratings.ranks.rank_intervals directly)")
+        return out
+    if replicates is None:
+        if cov is None:
+            raise ValueError("Pass bootstrap 'replicates' or a covariance 'cov'.")
+        replicates = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
+        how = f"2000 Gaussian draws from the {how + ' ' if how else ''}covariance"
+    above, crit = pairwise_dominance(est, replicates, level=level)
+    pos = pd.Index(players).get_indexer(out["model"])
+    out["rank_low"] = (1 + above.sum(axis=0))[pos]
+    out["rank_high"] = (len(est) - above.sum(axis=1))[pos]
+    out["tie_group"] = tie_groups(est, above)[pos]
+    info: dict[str, Any] = {"ranks": f"simultaneous {level:.0%} rank intervals (max-|t| over all pairs, "
+                                     f"critical value {crit:.3g}) from {how}; rank_fastchat = 1 + models "
+                                     "whose lower bound is above this model's upper bound"}
+    out.attrs.update(table.attrs, **info)
+    return out

@@ -1,0 +1,172 @@
+"""The judge-diagnostics section of the report, and the warnings ``summary`` / ``rate`` print.
+
+Whenever a comparison log has positions (``left_right``: ``player_a`` is the left answer;
+Arena: ``model_a`` shown first) or judge names, :func:`judge_section` reports per judge:
+the position bias (exact binomial test on the decisive votes, and the position-adjusted odds
+of the left answer between equals), self-preference when a judge is also a contestant (its
+model's rating with and without the judge's votes), and agreement between judges on shared
+(item, pair) units. :func:`judge_warnings` condenses the same findings into lines for stderr;
+:func:`cluster_warning` flags cluster-robust or cluster-bootstrap intervals resting on fewer
+than ~30 clusters.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text
+from evalkit.stats.judges import (
+    POSITION_FORMATS,
+    agreement_table,
+    judge_panels,
+    position_adjusted_ratings,
+    position_bias_table,
+    self_preference_table,
+)
+
+__all__ = ["SmallClusterWarning", "judge_section", "judge_warnings", "cluster_warning", "MIN_CLUSTERS"]
+
+MIN_CLUSTERS = 30
+
+
+class SmallClusterWarning(UserWarning):
+    """A cluster-robust SE or cluster bootstrap rests on few clusters."""
+
+
+def cluster_warning(n_clusters: int, what: str, *, emit: bool = True) -> str | None:
+    """A warning text when ``n_clusters < 30`` (also issued as a :class:`SmallClusterWarning` with ``emit``)."""
+    if n_clusters >= MIN_CLUSTERS:
+        return None
+    msg = (f"{what} rests on only {n_clusters} clusters (fewer than about {MIN_CLUSTERS}): cluster-robust and "
+           "cluster-bootstrap intervals are then too narrow and unstable; read them as rough.")
+    if emit:
+        warnings.warn(msg, SmallClusterWarning, stacklevel=2)
+    return msg
+
+
+def _has_positions(fmt: str | None, params: dict) -> bool:
+    if params.get("positions") is not None:
+        return bool(params["positions"])
+    return fmt in POSITION_FORMATS
+
+
+def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
+    out = []
+    for r in table.itertuples():
+        if pd.isna(r.pvalue):
+            out.append(f"**{r.judge}**: {r.note}")
+            continue
+        decisive = r.left + r.right
+        side = r.favours
+        share = r.left_share if side != "right" else 1 - r.left_share
+        line = (f"**{r.judge}** favours the **{side}** answer: {share:.1%} of {decisive} decisive votes "
+                f"({r.ties} ties left out), exact binomial p = {r.pvalue:.2g}; left share {r.left_share:.3f} "
+                f"({level:.0%} Clopper-Pearson {r.ci_low:.3f}..{r.ci_high:.3f})")
+        if not pd.isna(r.adj_odds_left):
+            line += (f"; position-adjusted odds of the left answer between equals {r.adj_odds_left:.3g} "
+                     f"({r.adj_odds_low:.3g}..{r.adj_odds_high:.3g})")
+        out.append(line + "." + (f" Raters: {r.raters}." if isinstance(r.raters, str) and r.raters else ""))
+    return out
+
+
+def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
+    if table.empty:
+        return [f"No judge name ({', '.join(judges)}) matches a contestant: no self-preference to check."]
+    out = []
+    for r in table.itertuples():
+        head = (f"Self-preference: judge **{r.judge}** is also a contestant, **{r.model}** ({r.match}); in "
+                f"{r.games_judged} of its games it judged, it gave {r.model} a win rate of {r.judge_win_rate:.1%}.")
+        if pd.isna(r.elo_all):
+            head += f" Rating with all votes: {r.note_all}."
+        else:
+            head += (f" With all votes: Elo {r.elo_all:.0f} ({r.ci_low_all:.0f}..{r.ci_high_all:.0f}), rank "
+                     f"{r.rank_all:.0f} of {r.n_models_all:.0f}.")
+        if pd.isna(r.elo_without):
+            head += (f" Without this judge's votes: {r.note_without} — self-preference cannot be separated from "
+                     "quality here; add another judge's log of the same pairs (e.g. the crowd votes) to compare.")
+        else:
+            head += (f" Without this judge's votes: Elo {r.elo_without:.0f} ({r.ci_low_without:.0f}.."
+                     f"{r.ci_high_without:.0f}), rank {r.rank_without:.0f} of {r.n_models_without:.0f}.")
+        out.append(head)
+    return out
+
+
+def judge_section(ctx: ReportContext) -> Section | None:
+    """Judge diagnostics: position bias, self-preference, agreement (see the module docstring)."""
+    frame = ctx.comparisons
+    if frame is None:
+        return None
+    fmt = getattr(ctx.read_reports[0], "format", None) if ctx.read_reports else None
+    positions = _has_positions(fmt, ctx.params)
+    has_judges = "judge" in frame.columns or ctx.params.get("judge") is not None or fmt in POSITION_FORMATS
+    if not (positions or has_judges):
+        return None
+    level = ctx.params["confidence_level"]
+    panels = judge_panels(frame, judge=ctx.params.get("judge"))
+    judges = sorted(panels.unique())
+    blocks: list = [Text(f"Judges: {', '.join(judges)} (from the {'judge column' if 'judge' in frame else 'file name'}"
+                         "; pass --judge NAME to name a single judge).")]
+    results: dict = {}
+    if positions:
+        pos = position_bias_table(frame, panels, level=level)
+        results["position_bias"] = pos
+        blocks += [Text("**Position bias.** `player_a` is the answer shown first (left). Exact binomial test of left "
+                        "wins among decisive votes; the odds ratio is exp(gamma) of the position-adjusted "
+                        "Bradley-Terry fit (`evalkit rate --adjust-position`), whose ratings do not depend on the "
+                        "side a model was shown on."),
+                   Bullets(tuple(_position_lines(pos, level))),
+                   Table(pos, floatfmt=".4g", csv="tables/position_bias.csv")]
+        try:
+            adj = position_adjusted_ratings(frame, panels, plain=ctx.results.get("leaderboard"), level=level)
+        except ValueError as exc:
+            blocks.append(Text(f"No position-adjusted ratings: {str(exc).split('.')[0]}."))
+        else:
+            results["position_adjusted"] = adj
+            moved = adj.loc[adj["rank_change"].abs().idxmax()]
+            blocks += [Text(f"How far the position bias moved the ratings: Elo with a left advantage per judge "
+                            f"({adj.attrs['interval']}) next to the plain Elo; the largest rank change is "
+                            f"{moved['model']} ({int(moved['rank'])} -> {int(moved['rank_adjusted'])}). Full table: "
+                            "`tables/position_adjusted.csv`."),
+                       Table(adj.head(int(ctx.params.get("max_players", 20))), floatfmt=".4g",
+                             csv="tables/position_adjusted.csv", data=adj)]
+    else:
+        blocks.append(Text(f"Position bias: not tested — the answer order is not known for format {fmt!r}."))
+    selfp = self_preference_table(frame, panels, level=level)
+    results["self_preference"] = selfp
+    blocks.append(Bullets(tuple(_self_lines(selfp, judges))))
+    if not selfp.empty:
+        blocks.append(Table(selfp, floatfmt=".4g", csv="tables/self_preference.csv"))
+    agree = agreement_table(frame, panels)
+    results["agreement"] = agree
+    blocks += [Text("**Agreement** on shared (item, pair) units; label = which of the two won, or a tie. Cohen's "
+                    "kappa for two judges, Fleiss' kappa (units with the most common number of raters) and "
+                    "Krippendorff's alpha (all units rated at least twice) for more."),
+               Table(agree, floatfmt=".4g", csv="tables/agreement.csv")]
+    ctx.results["judges"] = results
+    return Section("Judge diagnostics", tuple(blocks))
+
+
+def judge_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = None, alpha: float = 0.05,
+                   command: str = "rate") -> list[str]:
+    """Lines for stderr: significant position bias per judge and judges that rate themselves."""
+    panels = judge_panels(frame, judge=judge)
+    out = []
+    if fmt in POSITION_FORMATS:
+        pos = position_bias_table(frame, panels)
+        for r in pos.dropna(subset=["pvalue"]).itertuples():
+            if r.pvalue < alpha:
+                share = r.left_share if r.favours == "left" else 1 - r.left_share
+                out.append(f"warning: judge {r.judge} favours the {r.favours} answer in {share:.1%} of "
+                           f"{r.left + r.right} decisive votes (exact binomial p = {r.pvalue:.2g}); plain ratings "
+                           "absorb this bias: use `evalkit rate --adjust-position`.")
+    players = sorted(set(frame["player_a"]) | set(frame["player_b"]))
+    from evalkit.stats.judges import match_contestants
+
+    for name in sorted(panels.unique()):
+        same, variants = match_contestants(name, players)
+        if same or variants:
+            out.append(f"warning: judge {name} is also a contestant ({', '.join(same + variants)}): it rates itself; "
+                       "`evalkit report` shows its rating with and without its own votes.")
+    return out

@@ -1,0 +1,166 @@
+"""Judge diagnostics (issue 12): report section, CLI warnings and flags, per-category leaderboards."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.inter_rater import cohens_kappa
+
+from evalkit.cli import main
+from evalkit.io import read_comparisons
+from evalkit.ratings import leaderboard
+from evalkit.ratings.categories import category_leaderboards
+from evalkit.report import write_report
+from evalkit.report.judge import cluster_warning, judge_section
+from evalkit.stats.judges import (
+    agreement_table,
+    judge_from_source,
+    judge_panels,
+    self_preference_table,
+)
+
+LLMFAO = "tests/data/llmfao"
+
+
+@pytest.mark.parametrize("judge, name, favours, self_model", [
+    ("gpt3", "gpt-3.5-turbo", "left", "GPT 3.5 Turbo"),
+    ("gpt4", "gpt-4", "right", "GPT 4"),
+    ("crowd", "crowd", "left", None),
+])
+def test_report_judge_section_on_llmfao(tmp_path, judge, name, favours, self_model):
+    path = f"{LLMFAO}/{judge}-comparisons.csv"
+    out = write_report(tmp_path, comparisons=path, sections=[judge_section])
+    md = (out / "report.md").read_text()
+    raw = pd.read_csv(path)
+    left, right = int((raw["winner"] == "left").sum()), int((raw["winner"] == "right").sum())
+    p = stats.binomtest(left, left + right).pvalue  # exact binomial test on the decisive votes
+    table = pd.read_csv(out / "tables" / "position_bias.csv")
+    row = table.set_index("judge").loc[name]
+    assert row["favours"] == favours and row["left"] == left and row["right"] == right
+    assert row["pvalue"] == pytest.approx(p, rel=1e-9)
+    assert f"**{name}** favours the **{favours}** answer" in md and f"p = {p:.2g}" in md
+    if self_model:
+        assert f"Self-preference: judge **{name}** is also a contestant, **{self_model}** (same model)" in md
+    else:
+        assert "matches a contestant: no self-preference" in md
+
+
+def test_self_preference_with_and_without_the_judge():
+    frame, _ = read_comparisons([f"{LLMFAO}/gpt3-comparisons.csv", f"{LLMFAO}/crowd-comparisons.csv"])
+    panels = judge_panels(frame)
+    assert set(panels) == {"gpt-3.5-turbo", "crowd"}
+    table = self_preference_table(frame, panels).set_index("model")
+    crowd, _ = read_comparisons(f"{LLMFAO}/crowd-comparisons.csv")
+    ref = leaderboard(crowd).set_index("model").loc["GPT 3.5 Turbo"]  # the crowd's rating alone
+    row = table.loc["GPT 3.5 Turbo"]
+    assert row["elo_without"] == pytest.approx(ref["elo"]) and row["rank_without"] == ref["rank"]
+    assert row["games_judged"] == 168 and np.isfinite(row["elo_all"])
+
+
+def test_agreement_between_two_judges_is_cohens_kappa():
+    frame, _ = read_comparisons([f"{LLMFAO}/gpt3-comparisons.csv", f"{LLMFAO}/gpt4-comparisons.csv"])
+    got = agreement_table(frame, judge_panels(frame)).set_index("statistic")
+    g3, g4 = pd.read_csv(f"{LLMFAO}/gpt3-comparisons.csv"), pd.read_csv(f"{LLMFAO}/gpt4-comparisons.csv")
+    assert (g3[["prompt", "left", "right"]].to_numpy() == g4[["prompt", "left", "right"]].to_numpy()).all()
+    swap = g3["left"] > g3["right"]  # orient each vote to the alphabetically first model, as the units are
+
+    def orient(w):
+        return np.where(swap & (w != "tie"), np.where(w == "left", "right", "left"), w)
+
+    ref = cohens_kappa(pd.crosstab(orient(g3["winner"]), orient(g4["winner"])))  # statsmodels
+    assert got.loc["Cohen's kappa", "value"] == pytest.approx(ref["kappa"], abs=1e-12)
+    assert got.loc["Cohen's kappa", "units"] == len(g3)
+
+
+def test_judge_names_from_files_and_flags():
+    assert judge_from_source("data/llmfao/gpt3-comparisons.csv") == "gpt-3.5-turbo"
+    assert judge_from_source("x/gpt4-comparisons.csv") == "gpt-4"
+    frame, _ = read_comparisons(f"{LLMFAO}/gpt4-comparisons.csv")
+    assert set(judge_panels(frame, judge="my-judge")) == {"my-judge"}
+
+
+def test_cluster_warning_names_the_count():
+    with pytest.warns(UserWarning, match="only 13 clusters"):
+        assert "13 clusters" in cluster_warning(13, "The bootstrap over items")
+    assert cluster_warning(30, "x") is None
+
+
+def test_cli_warnings_and_adjust_position(tmp_path, capsys):
+    assert main(["summary", f"{LLMFAO}/gpt3-comparisons.csv"]) == 0
+    err = capsys.readouterr().err
+    assert "judge gpt-3.5-turbo favours the left answer in 67.2% of 2923 decisive votes" in err
+    assert "judge gpt-3.5-turbo is also a contestant (GPT 3.5 Turbo" in err
+    assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--out", str(tmp_path)]) == 0
+    cap = capsys.readouterr()
+    assert "Position-adjusted" in cap.out and "favours the right (second) position" in cap.out
+    assert (tmp_path / "leaderboard.csv").exists()
+    assert main(["rate", f"{LLMFAO}/crowd-comparisons.csv", "--cluster", "item"]) == 0
+    assert "rests on only 13 clusters" in capsys.readouterr().err
+
+
+def test_rate_by_category_names_the_correction(capsys):
+    rng = np.random.default_rng(0)
+    names = np.array(["a", "b", "c", "d"])
+    i = rng.integers(0, 4, 900)
+    j = (i + rng.integers(1, 4, 900)) % 4
+    frame = pd.DataFrame({"player_a": names[i], "player_b": names[j],
+                          "outcome": (rng.random(900) < 1 / (1 + np.exp(-(j - i) / 2))).astype(float),
+                          "weight": 1.0, "category": rng.choice(["code", "math", "chat"], 900)})
+    table = category_leaderboards(frame, "category")
+    assert table.attrs["level"] == pytest.approx(1 - 0.05 / 3)  # Bonferroni over 3 categories
+    assert "Bonferroni across 3 categories" in table.attrs["correction"]
+    one = leaderboard(frame[frame["category"] == "math"].reset_index(drop=True), level=1 - 0.05 / 3)
+    mine = table[table["category"] == "math"].reset_index(drop=True)
+    np.testing.assert_allclose(mine["ci_low"], one["ci_low"])
+    assert table.attrs["skipped"] == {}
+    with pytest.raises(ValueError, match="'nope' is not in the comparisons"):
+        category_leaderboards(frame, "nope")
+
+
+def test_position_adjusted_ratings_one_panel_equals_position_fit():
+    from evalkit.ratings.position import position_leaderboard
+    from evalkit.stats.judges import position_adjusted_ratings
+
+    frame, _ = read_comparisons(f"{LLMFAO}/gpt3-comparisons.csv")
+    got = position_adjusted_ratings(frame, judge_panels(frame)).set_index("model")
+    ref = position_leaderboard(frame).set_index("model")
+    np.testing.assert_allclose(got["elo_adjusted"], ref.loc[got.index, "elo"], atol=1e-6)
+    plain = leaderboard(frame).set_index("model")
+    assert (got["rank_change"] == plain.loc[got.index, "rank"] - got["rank_adjusted"]).all()
+
+
+def test_crowd_raters_biased_on_their_own_holm():
+    from statsmodels.stats.multitest import multipletests
+
+    from evalkit.stats.judges import position_bias_table
+
+    frame, _ = read_comparisons(f"{LLMFAO}/crowd-comparisons.csv")
+    got = position_bias_table(frame, judge_panels(frame))["raters"].iloc[0]
+    raw = pd.read_csv(f"{LLMFAO}/crowd-comparisons.csv")
+    tally = pd.crosstab(raw["worker"], raw["winner"])
+    tally = tally[tally["left"] + tally["right"] >= 10]
+    p = [stats.binomtest(a, a + b).pvalue for a, b in zip(tally["left"], tally["right"], strict=True)]
+    reject = multipletests(p, method="holm")[0]  # statsmodels Holm
+    assert got.startswith(f"{int(reject.sum())} of {len(tally)} raters with >= 10 decisive votes")
+
+
+def test_adjust_position_refuses_options_it_ignores(capsys):
+    assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--anchor", "GPT 4=1000"]) == 2
+    assert "cannot be combined with --anchor" in capsys.readouterr().err
+
+
+def test_crowd_krippendorff_alpha_pinned_to_the_krippendorff_package():
+    crowd, _ = read_comparisons(f"{LLMFAO}/crowd-comparisons.csv")
+    got = agreement_table(crowd, judge_panels(crowd)).set_index("statistic")
+    # krippendorff.alpha(reliability_data=<124 workers x 2,139 (prompt, pair) units, label = win/tie/loss of the
+    # alphabetically first model>, level_of_measurement="nominal") with krippendorff 0.9.0
+    assert got.loc["Krippendorff's alpha (nominal)", "value"] == pytest.approx(0.29034496681675614, abs=1e-12)
+
+
+def test_alpaca_eval_annotators_are_matched_to_their_models():
+    from evalkit.stats.judges import match_contestants
+
+    assert match_contestants("alpaca_eval_gpt4", ["gpt4", "gpt4_0613", "gpt-4o", "claude"]) == (["gpt4"], ["gpt4_0613"])
+    # AlpacaEval 2's annotator is GPT-4 Turbo, i.e. gpt-4-1106-preview, which is also its baseline
+    assert match_contestants("weighted_alpaca_eval_gpt4_turbo", ["gpt4_1106_preview", "gpt4"]) == (
+        ["gpt4_1106_preview"], [])
