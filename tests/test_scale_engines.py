@@ -211,3 +211,12 @@ def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, m
     assert issparse(fit.information)
     large = elo_table(fit, se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
     np.testing.assert_allclose(large["se"], dense["se"], rtol=1e-9, atol=1e-9)
+
+
+def test_moments_are_the_row_sums_of_w_o_and_w_o_squared():
+    rows = weighted_data().assign(weight=lambda f: 1.0 + (f.index % 3))
+    counts, _ = aggregate_comparisons(rows)
+    got = counts.moments().set_index(["player_a", "player_b"])
+    ref = rows.assign(sum_wo=rows["weight"] * rows["outcome"], sum_woo=rows["weight"] * rows["outcome"] ** 2)
+    ref = ref.groupby(["player_a", "player_b"])[["weight", "sum_wo", "sum_woo"]].sum()
+    pd.testing.assert_frame_equal(got, ref.loc[got.index], check_exact=False, rtol=1e-12)

@@ -42,8 +42,8 @@ def _frame(path: str):
     import dask.dataframe as dd
 
     kind = _kind(path)
-    if kind == "parquet":
-        return dd.read_parquet(path), kind
+    if kind == "parquet":  # one partition per row group: a worker never holds a whole file
+        return dd.read_parquet(path, split_row_groups=True), kind
     comp = "gzip" if path.endswith(".gz") else None
     if kind == "jsonl":
         return dd.read_json(path, lines=True, blocksize=None if comp else 2**26, compression=comp), kind
