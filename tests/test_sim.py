@@ -260,3 +260,17 @@ def test_mean_curve_equals_mean_time_for_identical_runs(dags):
     for metric in ("coverage", "best"):
         for level in (0.5, 0.9):
             assert b.speedup("standard|4", metric, level) == pytest.approx(a.speedup("standard|4", metric, level))
+
+
+def test_default_policy_is_the_posts_rules():
+    from evalkit.sim.experiments import load_params
+
+    p = Policy()
+    # the post: follow the branch to its end, then free the slot; the single agent follows the same rule
+    assert (p.branch_memory, p.own_key, p.dispatch_key) == ("last", "deepest", "shallowest")
+    assert p.baseline() == p and p.departures() == {}
+    assert Policy(branch_memory="all", baseline_own_key="random").departures() == {
+        "branch_memory": "all", "baseline_own_key": "random"}
+    # the bundled parameter set uses the post's rules and the pre-declared aggregator
+    bundled = load_params()
+    assert bundled.policy.departures() == {} and bundled.aggregate == "mean-curve"

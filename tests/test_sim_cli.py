@@ -113,3 +113,33 @@ def test_calibration_fits_only_what_the_post_leaves_open():
     assert {section for section, _ in SEARCH_SPACE} == {"generator"}
     with pytest.raises(ValueError, match="no accepted candidate"):
         select(pd.DataFrame({"accepted": [False], "params": ["{}"], "knob": ["start"], "value": [""]}), seeds=(1,))
+
+
+def test_cli_reproduce_reports_progress_per_figure(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["simulate", "reproduce", "--out", str(out), "--seeds", "0", "--dags", "1", "--no-figures",
+                 "--no-breaks", "--fig11-seeds", "--engine", "serial"]) == 0
+    err = capsys.readouterr().err
+    for stage in ("figures 2-5 and 8 (swarms): 1/1", "figure 6 (rules): 1/1", "figure 7 (overheads): 1/1",
+                  "figures 9-10 (width): 1/1"):
+        assert stage in err
+    assert (out / "claims.md").exists() and not (out / "breaks_by_seed.csv").exists()
+
+
+def test_cli_calibrate_writes_history_and_selection(tmp_path):
+    start = tmp_path / "start.json"
+    save_params(SimParams(generator=SMALL), start)
+    out = tmp_path / "new" / "fit.json"  # a directory that does not exist yet
+    assert main(["simulate", "calibrate", "--out", str(out), "--start", str(start), "--seeds", "3",
+                 "--select-seeds", "4", "--dags", "1", "--engine", "serial"]) == 0
+    hist = pd.read_csv(out.with_suffix(".history.csv"))
+    sel = pd.read_csv(out.with_suffix(".selection.csv"))
+    # every candidate is logged: each knob's values except the one current when it is tried
+    from evalkit.sim.calibrate import SEARCH_SPACE
+
+    tried = hist.iloc[1:].groupby("knob").size()
+    assert set(tried.index) == {f"{s}.{k}" for s, k in SEARCH_SPACE}
+    for (sec, k), vals in SEARCH_SPACE.items():
+        assert len(vals) - 1 <= tried[f"{sec}.{k}"] <= len(vals)
+    assert hist["accepted"].sum() == len(sel)
+    assert load_params(out).policy == SimParams().policy

@@ -23,6 +23,7 @@ _COMMANDS: tuple[str, ...] = (
     "simulate",
     "curve",
     "report",
+    "compare",
 )
 
 

@@ -8,9 +8,18 @@ import sys
 import warnings
 from pathlib import Path
 
-__all__ = ["register", "run"]
+import pandas as pd
 
-_LOG_SUFFIXES = (".eval", ".traj")
+from evalkit.cli._logs import (
+    add_log_arguments,
+    cli_remedies,
+    looks_like_logs,
+    parse_floats,
+    parse_mapping,
+    read_log_inputs,
+)
+
+__all__ = ["register", "run", "read_sessions", "name_systems"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -20,15 +29,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="self-Elo / joint Elo against budget, the 400-per-decade reference and b_inf",
         description=(
             "Read a session table (system, task, session, cumulative budget, score; CSV, JSONL or "
-            "Parquet) or agent logs (Inspect .eval/.json, SWE-agent .traj, with --logs), rate each "
-            "system's best-so-far score at every budget checkpoint with one pooled Bradley-Terry "
-            "fit, bootstrap sessions for bands, print the curve and the scaling inflection point "
-            "(last budget whose local slope exceeds 400 Elo per decade), and save a PNG."
+            "Parquet) or agent logs (files, folders or globs of Inspect .eval/.json, SWE-agent .traj "
+            "with --resolved, JSONL events with --map), rate each system's best-so-far score at every "
+            "budget checkpoint with one pooled Bradley-Terry fit, bootstrap sessions for bands, print "
+            "the curve and the scaling inflection point (last budget whose local slope exceeds 400 Elo "
+            "per decade), and save a PNG."
         ),
     )
-    p.add_argument("path", nargs="+", help="session table, or agent log file(s) with --logs")
+    p.add_argument("path", nargs="+", help="session table, or agent log files / folders / globs")
     p.add_argument("--mode", choices=["self", "joint"], default="self", help="self-Elo (default) or joint Elo")
     p.add_argument("--grid", type=float, default=1.5, help="ratio between budget checkpoints (default 1.5)")
+    p.add_argument("--budgets", default=None, metavar="B1,B2,...", help="explicit checkpoint budgets (overrides --grid)")
     p.add_argument("--start", type=float, default=None, help="first checkpoint (default: smallest budget)")
     p.add_argument("--stop", type=float, default=None, help="last checkpoint cap (default: largest budget)")
     p.add_argument("--bootstrap", type=int, default=500, help="session-bootstrap replicates (default 500)")
@@ -42,11 +53,51 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--within-session", action="store_true",
                    help="let checkpoints of the same session play each other (default: not; their results are "
                         "fixed by the prefix maximum)")
-    p.add_argument("--logs", action="store_true", help="PATH are agent logs (.eval/.traj imply it)")
-    p.add_argument("--budget-unit", choices=["tokens", "tokens_total", "cost", "time"], default="tokens",
-                   help="budget unit when reading agent logs (default tokens = input + output)")
+    p.add_argument("--logs", action="store_true", help="PATH are agent logs (implied by folders, globs and log files)")
+    p.add_argument("--by", default="system", metavar="COLUMN",
+                   help="what names a system: 'system' (as logged, default), 'input' (each PATH is one system, "
+                        "named after it) or another column of the logs (e.g. epoch)")
+    p.add_argument("--drop-unscored", action="store_true", help="session table: drop rows without a score (counted)")
+    p.add_argument("--sort-budgets", action="store_true",
+                   help="session table: sort each session by budget instead of requiring file order")
+    add_log_arguments(p)
     p.add_argument("--out", default=".", help="directory for curve.csv, inflection.csv and curve.png (default .)")
     p.set_defaults(func=run)
+
+
+def read_sessions(args: argparse.Namespace, paths: list[str], *, by: str = "system") -> pd.DataFrame:
+    """The session table of ``paths``: a table file, or logs (systems named by the ``by`` column)."""
+    from evalkit.io import read_traces
+
+    mapping = parse_mapping(args.map, "--map")
+    if getattr(args, "logs", False) or looks_like_logs(paths, mapping):
+        traces = read_log_inputs(args, paths, metadata=(by,) if by not in ("system", "input") else ())
+        if traces.attrs.get("files", {}).get("lm_eval") and not traces["budget"].gt(0).any():
+            raise ValueError("lm-evaluation-harness samples record no budget (tokens, cost or time), so there is no "
+                             "Elo per budget to draw; compare their runs with `evalkit compare` instead.")
+        return name_systems(traces, by, paths)
+    with cli_remedies():
+        return read_traces(paths[0], columns=mapping or None,
+                           missing_score="drop" if args.drop_unscored else "raise",
+                           order="sort" if args.sort_budgets else "check")
+
+
+def name_systems(traces: pd.DataFrame, by: str, paths: list[str]) -> pd.DataFrame:
+    """Rename ``system`` after the ``by`` column ('input': each path is one system, named by its basename)."""
+    if by == "system":
+        return traces
+    if by not in traces.columns:
+        extra = [c for c in traces.columns if c not in ("system", "task", "session", "budget", "score", "source", "line")]
+        raise ValueError(f"--by {by!r} names no column of the logs; use 'system', 'input' or one of {extra}.")
+    out = traces.copy()
+    if by == "input":
+        names = {p: (Path(p).stem if Path(p).is_file() else Path(p).name) or p for p in paths}
+        if len(set(names.values())) < len(names):
+            names = {p: p for p in paths}
+        out["system"] = out["input"].map(names).fillna(out["input"])
+    else:
+        out["system"] = out[by].astype(str)
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,27 +106,22 @@ def run(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from evalkit.budget import elo_curves, inflection_point
-    from evalkit.io import read_agent_logs, read_traces
     from evalkit.io.write import to_markdown
     from evalkit.plots.budget import plot_elo_curves
 
-    paths = [Path(p) for p in args.path]
-    if args.logs or any(p.suffix.lower() in _LOG_SUFFIXES for p in paths):
-        traces = read_agent_logs(paths, budget=args.budget_unit)
-    elif len(paths) == 1:
-        traces = read_traces(paths[0])
-    else:
-        raise ValueError("Pass one session table, or several agent logs with --logs.")
+    traces = read_sessions(args, list(args.path), by=args.by)
     print(
         f"read {len(traces)} submissions: {traces['system'].nunique()} systems, "
         f"{traces['task'].nunique()} tasks, "
         f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions",
         file=sys.stderr,
     )
-    with warnings.catch_warnings(record=True) as caught:
+    budgets = parse_floats(args.budgets, "--budgets")
+    with warnings.catch_warnings(record=True) as caught, cli_remedies():
         warnings.simplefilter("always")
         res = elo_curves(
-            traces, mode=args.mode, grid=args.grid, start=args.start, stop=args.stop,
+            traces[["system", "task", "session", "budget", "score"]], mode=args.mode, grid=args.grid,
+            budgets=budgets, start=args.start, stop=args.stop,
             bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
             higher_is_better=not args.lower_is_better, within_session=args.within_session,
         )
@@ -86,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"\n{res.mode}-Elo per budget (anchor: first checkpoint = 1000; "
           f"{int(res.confidence_level * 100)}% session-bootstrap bands, {args.bootstrap} replicates)\n")
     print(to_markdown(table, floatfmt=".4g"))
-    import pandas as pd
 
     points = pd.DataFrame([
         {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status,

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
+from pathlib import Path
 
+from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, parse_mapping
+from evalkit.cli.curve import read_sessions
 from evalkit.io import FORMATS
 from evalkit.stats import PAIRED_TESTS, TIE_POLICIES
 from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
@@ -27,10 +31,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("comparisons", nargs="*", help="judgment log file(s) or a directory (optional)")
     p.add_argument("--scores", default=None,
                    help="per-item score table (CSV/JSONL/Parquet) with system, score and item or task+trial")
-    p.add_argument("--traces", default=None,
-                   help="session table (system, task, session, budget, score): adds the Elo-per-budget sections "
-                        "and, without --scores, tests each session's best score at the budget")
+    p.add_argument("--traces", nargs="+", default=None, metavar="SESSIONS",
+                   help="session table (system, task, session, budget, score) or agent log files / folders / globs "
+                        "(Inspect, SWE-agent with --resolved, JSONL events with --map): adds the Elo-per-budget "
+                        "sections and, without --scores, tests each session's best score at the budget")
+    p.add_argument("--by", default="system", metavar="COLUMN",
+                   help="with --traces logs, what names a system: 'system' (as logged), 'input' (each path one "
+                        "system) or another column (e.g. epoch)")
     p.add_argument("--grid", type=float, default=1.5, help="checkpoint ratio of the Elo-per-budget curves (1.5)")
+    p.add_argument("--budgets", default=None, metavar="B1,B2,...",
+                   help="explicit checkpoint budgets of the Elo-per-budget curves (overrides --grid)")
+    p.add_argument("--start", type=float, default=None, help="first checkpoint of the curves (default: smallest budget)")
+    p.add_argument("--stop", type=float, default=None, help="last checkpoint cap of the curves")
+    p.add_argument("--prior", type=float, default=None, help="symmetric pseudo-games per pair in the curves (default 0)")
+    p.add_argument("--missing", choices=["drop", "lose"], default=None,
+                   help="curves: checkpoints before a session's first submission drop their games (default) or lose")
     p.add_argument("--curve-bootstrap", type=int, default=200,
                    help="session-bootstrap replicates of the Elo-per-budget curves (default 200)")
     p.add_argument("--score-col", action="append", default=[], metavar="NAME=COLUMN",
@@ -52,38 +67,53 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--ties", choices=list(TIE_POLICIES), default="drop", help="tie policy of sign tests")
     p.add_argument("--n-boot", type=int, default=200,
                    help="bootstrap replicates of leaderboard intervals (0: sandwich intervals)")
+    p.add_argument("--drop-unscored", action="store_true", help="--traces table: drop rows without a score (counted)")
+    p.add_argument("--sort-budgets", action="store_true",
+                   help="--traces table: sort each session by budget instead of requiring file order")
+    add_log_arguments(p)
     from evalkit.cli.judging import add_judge_flags
 
     add_judge_flags(p)
     p.set_defaults(func=run)
 
 
-def _mapping(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for spec in pairs:
-        if "=" not in spec:
-            raise ValueError(f"--score-col must look like NAME=COLUMN (e.g. system=model); got {spec!r}.")
-        k, v = spec.split("=", 1)
-        out[k.strip()] = v.strip()
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit report``."""
-    from evalkit.report import write_report
-
     if not args.comparisons and not args.scores and not args.traces:
         raise ValueError("give a judgment log (PATH), --scores TABLE and/or --traces SESSIONS.")
     comparisons = None
     if args.comparisons:
         comparisons = args.comparisons[0] if len(args.comparisons) == 1 else args.comparisons
+    traces, params = None, {}
+    if args.traces:
+        traces = read_sessions(args, list(args.traces), by=args.by)
+        params["traces_inputs"] = list(args.traces)
+        if "input" in traces.columns:  # read from logs: say what was read in run.json
+            params["traces_read"] = {"files": traces.attrs.get("files", {}), "skipped": len(traces.attrs.get("skipped", [])),
+                                     "unscored": len(traces.attrs.get("unscored", []))}
+        else:  # one session table: its checksum, as write_report records for a path
+            data = Path(args.traces[0]).read_bytes()
+            params["traces_file"] = {"path": args.traces[0], "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        traces = traces[["system", "task", "session", "budget", "score"]]
+    curve_options = {"grid": args.grid, "bootstrap": args.curve_bootstrap}
+    curve_options.update({k: v for k, v in (("budgets", parse_floats(args.budgets, "--budgets")),
+                                            ("start", args.start), ("stop", args.stop),
+                                            ("prior", args.prior), ("missing", args.missing)) if v is not None})
+    if args.judge:
+        params["judge"] = args.judge
+    with cli_remedies():
+        return _write(args, comparisons, traces, curve_options, params)
+
+
+def _write(args: argparse.Namespace, comparisons: object, traces: object, curve_options: dict, params: dict) -> int:
+    from evalkit.report import write_report
+
     out = write_report(
-        args.out, comparisons=comparisons, scores=args.scores, traces=args.traces,
-        curve_options={"grid": args.grid, "bootstrap": args.curve_bootstrap}, format=args.format,
-        score_columns=_mapping(args.score_col), title=args.title, seed=args.seed, alpha=args.alpha,
+        args.out, comparisons=comparisons, scores=args.scores, traces=traces, params=params or None,
+        curve_options=curve_options, format=args.format,
+        score_columns=parse_mapping(args.score_col, "--score-col"), title=args.title, seed=args.seed, alpha=args.alpha,
         confidence_level=args.confidence, adjust=args.adjust, test=args.test, pairs=args.pairs,
         unit_pair=tuple(args.unit_pair) if args.unit_pair else None, ties=args.ties, n_boot=args.n_boot,
-        params={"judge": args.judge} if args.judge else None,
     )
     print(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})", file=sys.stderr)
     return 0

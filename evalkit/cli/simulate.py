@@ -143,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "calibrate":
         from evalkit.sim.calibrate import calibrate, select
 
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)  # before the search, not after it
         best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
                                       log=lambda m: print(m, file=sys.stderr, flush=True), **ex)
         hist.to_csv(Path(args.out).with_suffix(".history.csv"), index=False)
@@ -158,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from evalkit.engine import get_executor
     from evalkit.sim.dag import generate_dags, read_dag
+    from evalkit.sim.experiments import sweep_executor
 
     if (args.edges is None) != (args.steps is None):
         raise ValueError("--edges and --steps go together (a user DAG needs both files).")
@@ -171,8 +172,8 @@ def run(args: argparse.Namespace) -> int:
 
     _check(args.agents, args.swarm, args.rule, params.scheduling, params.communication)  # fail before forking
     jobs = [(i, d, params, opts, np.random.default_rng(ss)) for i, (d, ss) in enumerate(zip(dags, seeds, strict=True))]
-    executor = get_executor(args.engine or ("serial" if args.workers == 1 or len(jobs) == 1 else "process"),
-                            workers=args.workers or 2, scheduler=args.scheduler)
+    executor = sweep_executor("serial" if args.engine is None and len(jobs) == 1 else args.engine,
+                              workers=args.workers, scheduler=args.scheduler)
     trace = pd.concat(executor.map(_run_trace, jobs, progress=progress, stage="runs"), ignore_index=True)
     out = Path(args.out)
     trace.to_parquet(out) if out.suffix == ".parquet" else trace.to_csv(out, index=False)

@@ -24,111 +24,49 @@ separate SWE-bench report), and a generic JSONL event stream.
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
-import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from evalkit.io._inspect import inspect_samples, inspect_session
+from evalkit.io._json import read_json
 from evalkit.io.traces import validate_traces
 
-__all__ = ["BUDGET_UNITS", "read_inspect_log", "read_swe_agent_traj", "read_event_stream", "read_agent_logs"]
+__all__ = [
+    "BUDGET_UNITS", "read_inspect_log", "read_swe_agent_traj", "read_event_stream", "read_agent_logs",
+    "inspect_rows", "swe_agent_rows", "finish_rows",
+]
 
 BUDGET_UNITS: tuple[str, ...] = ("tokens", "tokens_total", "cost", "time")
-_GRADES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-
-
 def _check_unit(budget: str) -> None:
     if budget not in BUDGET_UNITS:
         raise ValueError(f"budget must be one of {BUDGET_UNITS}; got {budget!r}.")
 
 
-def _score_value(value: object, where: str) -> float:
-    """Inspect score values: C/I/P/N grades, numbers or booleans."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        if value in _GRADES:
-            return _GRADES[value]
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise ValueError(
-        f"Cannot read the score {value!r} {where} as a number; allowed: numbers, booleans or "
-        f"the grades {sorted(_GRADES)} (C=1, P=0.5, I=N=0)."
-    )
-
-
-def _usage_amount(usage: Mapping, budget: str, where: str) -> float:
-    if budget == "tokens":
-        return float(usage.get("input_tokens", 0) + usage.get("output_tokens", 0))
-    if budget == "tokens_total":
-        if "total_tokens" in usage:
-            return float(usage["total_tokens"])
-        return float(sum(usage.get(k, 0) for k in ("input_tokens", "output_tokens",
-                                                    "input_tokens_cache_read", "input_tokens_cache_write")))
-    for key in ("total_cost", "cost"):
-        if usage.get(key) is not None:
-            return float(usage[key])
-    raise ValueError(
-        f"The log records no cost {where}; its usage has {sorted(usage)}. "
-        "Use budget='tokens', 'tokens_total' or 'time'."
-    )
-
-
-def _inspect_samples(path: Path) -> Iterator[tuple[dict, dict]]:
-    """Yield (eval header, sample) pairs from a ``.json`` or zipped ``.eval`` Inspect log."""
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as z:
-            header = json.loads(z.read("header.json"))
-            names = sorted(n for n in z.namelist() if n.startswith("samples/") and n.endswith(".json"))
-            for n in names:
-                yield header["eval"], json.loads(z.read(n))
-        return
-    with open(path, encoding="utf-8") as fh:
-        log = json.load(fh)
-    if "eval" not in log:
-        raise ValueError(f"{path.name} is not an Inspect AI log (no 'eval' header).")
-    for sample in log.get("samples") or []:
-        yield log["eval"], sample
-
-
-def _inspect_session(sample: dict, budget: str, scorer: str | None, include_scorer: bool,
-                     where: str) -> tuple[list[tuple[float, float]], str]:
-    """Submissions (budget, score) of one sample and the scorer used."""
-    scores = sample.get("scores") or {}
-    if scorer is None and scores:
-        scorer = next(iter(scores))
-    span_type: dict[str, str] = {}
-    spent, subs = 0.0, []
-    for ev in sample.get("events") or []:
-        kind = ev.get("event")
-        if kind == "span_begin":
-            span_type[ev.get("id")] = ev.get("type") or ""
-            continue
-        in_scorer = span_type.get(ev.get("span_id"), "") in ("scorer", "scorers")
-        if kind == "model" and (include_scorer or not in_scorer):
-            if budget == "time":
-                spent = max(spent, float(ev.get("working_start", 0.0)) + float(ev.get("working_time") or 0.0))
-            else:
-                usage = (ev.get("output") or {}).get("usage") or {}
-                spent += _usage_amount(usage, budget, where)
-        elif kind == "score":
-            sc = ev.get("score") or {}
-            if ev.get("intermediate"):
-                subs.append((spent, _score_value(sc.get("value"), where)))
-    if scorer is not None and scorer in scores:
-        subs.append((spent, _score_value(scores[scorer].get("value"), f"{where} (scorer {scorer!r})")))
-    elif scores and scorer is not None:
-        raise ValueError(f"No scorer {scorer!r} {where}; the sample has {sorted(scores)}.")
-    return subs, scorer or ""
+def inspect_rows(
+    path: Path, *, budget: str = "tokens", scorer: str | None = None, system: str | None = None,
+    include_scorer: bool = False, metadata: tuple[str, ...] = (), session_prefix: str | None = None,
+) -> tuple[list[dict], list[str]]:
+    """Rows (one dict per submission) and unscored session names of one Inspect log, sample by sample."""
+    rows, unscored = [], []
+    prefix = path.stem if session_prefix is None else session_prefix
+    for ev, sample in inspect_samples(path):
+        task = f"{ev.get('task')}/{sample.get('id')}"
+        epoch = sample.get("epoch", 1)
+        where = f"in sample {sample.get('id')!r} epoch {epoch} of {path.name}"
+        subs, _ = inspect_session(sample, budget, scorer, include_scorer, where)
+        if not subs:
+            unscored.append(f"{task}#{epoch}")
+        meta = sample.get("metadata") or {}
+        extra = {k: meta.get(k) for k in metadata}
+        for b, s in subs:
+            rows.append({"system": system or ev.get("model"), "task": task, "session": f"{prefix}:{epoch}",
+                         "budget": b, "score": s, "source": path.name, "epoch": epoch, **extra})
+    return rows, unscored
 
 
 def read_inspect_log(
@@ -138,6 +76,7 @@ def read_inspect_log(
     scorer: str | None = None,
     system: str | None = None,
     include_scorer: bool = False,
+    metadata: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     """Read an Inspect AI log (``.json`` or zipped ``.eval``) into a session table.
 
@@ -154,43 +93,36 @@ def read_inspect_log(
     include_scorer : bool
         Count model calls made by scorers (model-graded scoring) in the budget. Default
         False: the budget is what the agent spent.
+    metadata : tuple of str
+        Sample metadata fields to copy into columns of the same name (e.g. a task family to
+        cluster on); absent fields are missing values.
 
     Returns
     -------
     pandas.DataFrame
         One row per submission: intermediate score events at the budget spent so far, and
         the final score at the budget spent by the end. ``task`` is ``<eval task>/<sample
-        id>``, ``session`` is ``<file stem>:<epoch>``.
+        id>``, ``session`` is ``<file stem>:<epoch>``; an ``epoch`` column follows the
+        canonical ones. Samples are read one at a time (a ``.eval`` zip is never loaded whole).
     """
     _check_unit(budget)
     path = Path(path)
     if not path.exists():
         raise ValueError(f"No such file: {str(path)!r}.")
-    rows, unscored = [], []
-    for ev, sample in _inspect_samples(path):
-        task = f"{ev.get('task')}/{sample.get('id')}"
-        session = f"{path.stem}:{sample.get('epoch', 1)}"
-        where = f"in sample {sample.get('id')!r} epoch {sample.get('epoch')} of {path.name}"
-        subs, _ = _inspect_session(sample, budget, scorer, include_scorer, where)
-        if not subs:
-            unscored.append(f"{task}#{sample.get('epoch')}")
-        for b, s in subs:
-            rows.append((system or ev.get("model"), task, session, b, s))
-    return _finish(rows, unscored, path.name)
+    rows, unscored = inspect_rows(path, budget=budget, scorer=scorer, system=system,
+                                  include_scorer=include_scorer, metadata=tuple(metadata))
+    return finish_rows(rows, unscored, path.name)
 
 
-def _finish(rows: list[tuple], unscored: list[str], source: str, line: list | None = None) -> pd.DataFrame:
+def finish_rows(rows: list[dict], unscored: list[str], source: str) -> pd.DataFrame:
+    """Validate reader rows as a session table, warning once about (and counting) unscored sessions."""
     if unscored:
         shown = ", ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
         warnings.warn(f"{len(unscored)} session(s) in {source} have no scored submission and are left out ({shown}).",
                       UserWarning, stacklevel=3)
     if not rows:
         raise ValueError(f"{source} has no scored submission.")
-    frame = pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"])
-    frame["source"] = source
-    if line is not None:
-        frame["line"] = line
-    return validate_traces(frame, source=source)
+    return validate_traces(pd.DataFrame.from_records(rows), source=source)
 
 
 def read_swe_agent_traj(
@@ -221,9 +153,19 @@ def read_swe_agent_traj(
     path = Path(path)
     if not path.exists():
         raise ValueError(f"No such file: {str(path)!r}.")
-    with open(path, encoding="utf-8") as fh:
-        traj = json.load(fh)
-    stats = (traj.get("info") or {}).get("model_stats")
+    rows, unscored = swe_agent_rows(path, budget=budget, resolved=resolved, system=system, session=session)
+    if unscored:
+        raise ValueError(f"resolved has no entry for instance {unscored[0]!r} ({path.name}).")
+    return finish_rows(rows, [], path.name)
+
+
+def swe_agent_rows(
+    path: Path, *, budget: str = "tokens", resolved: bool | float | Mapping[str, bool] | None = None,
+    system: str | None = None, session: str = "0",
+) -> tuple[list[dict], list[str]]:
+    """The one submission of a ``.traj`` file; an instance the ``resolved`` mapping lacks is unscored."""
+    traj = read_json(path, "a SWE-agent trajectory")
+    stats = (traj.get("info") or {}).get("model_stats") if isinstance(traj, dict) else None
     if not stats:
         raise ValueError(f"{path.name} has no info.model_stats; is it a SWE-agent trajectory?")
     if budget == "tokens":
@@ -235,20 +177,20 @@ def read_swe_agent_traj(
             f"SWE-agent's model_stats record no {budget!r} (it has {sorted(stats)}); use budget='tokens' or 'cost'."
         )
     instance = path.stem
-    if isinstance(resolved, Mapping):
-        if instance not in resolved:
-            raise ValueError(f"resolved has no entry for instance {instance!r}.")
-        value = resolved[instance]
-    else:
-        value = resolved
-    if value is None:
+    if resolved is None:
         raise ValueError(
             f"{path.name} carries no score: SWE-agent's result (resolved or not) lives in the "
             "SWE-bench report. Pass resolved=True/False or a mapping instance id -> resolved."
         )
+    if isinstance(resolved, Mapping):
+        if instance not in resolved:
+            return [], [instance]
+        value = resolved[instance]
+    else:
+        value = resolved
     name = system or path.parent.name
-    rows = [(name, instance, session, spent, float(value))]
-    return _finish(rows, [], path.name)
+    return [{"system": name, "task": instance, "session": session, "budget": spent, "score": float(value),
+             "source": path.name}], []
 
 
 _EVENT_ALIASES = {
@@ -262,6 +204,7 @@ def read_event_stream(
     *,
     budget: str = "tokens",
     columns: Mapping[str, str] | None = None,
+    keep: tuple[str, ...] = (),
 ) -> pd.DataFrame:
     """Read a generic JSONL event stream: per-event usage, optional scored submissions.
 
@@ -278,6 +221,8 @@ def read_event_stream(
     budget : {"tokens", "tokens_total", "cost", "time"}
     columns : mapping, optional
         Canonical name -> your field name (e.g. ``{"session": "run_id", "score": "reward"}``).
+    keep : tuple of str
+        Further fields to carry into the table (e.g. a task family to cluster on).
     """
     _check_unit(budget)
     if isinstance(path, pd.DataFrame):
@@ -292,7 +237,8 @@ def read_event_stream(
     ev["line"] = np.arange(1, len(ev) + 1)
     for need in ("system", "session"):
         if need not in ev.columns:
-            raise ValueError(f"The event stream {source} lacks the {need!r} field; map yours with columns=.")
+            raise ValueError(f"The event stream {source} lacks the {need!r} field (it has {sorted(map(str, ev.columns))}); "
+                             "map yours with columns=.")
     if "task" not in ev.columns:
         ev["task"] = "all"
     if "score" not in ev.columns:
@@ -330,9 +276,9 @@ def read_event_stream(
     sess = ev[["system", "task", "session"]].astype(str).agg("\x1f".join, axis=1)
     has = scored.groupby(sess).any()
     unscored = [s.replace("\x1f", "/") for s in has.index[~has.to_numpy()]]
-    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line"]]
-    rows = list(out.iloc[:, :5].itertuples(index=False, name=None))
-    return _finish(rows, unscored, source, line=out["line"].tolist())
+    extra = [c for c in keep if c in ev.columns and c not in ("system", "task", "session", "budget", "score")]
+    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line", *extra]]
+    return finish_rows(out.assign(source=source).to_dict("records"), unscored, source)
 
 
 def read_agent_logs(paths: str | os.PathLike[str] | list, *, budget: str = "tokens", **kwargs) -> pd.DataFrame:

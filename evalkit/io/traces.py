@@ -148,8 +148,8 @@ def validate_traces(
             raise ValueError(f"The session table{src} has no scored submission.")
         lines = out["line"].to_numpy() if "line" in out.columns else None
 
-    key = out["system"] + "\x1f" + out["task"] + "\x1f" + out["session"]
-    codes = pd.factorize(key)[0]
+    # session codes without building 'system/task/session' strings (memory of 10,000 logs' rows)
+    codes = out.groupby(list(_ID_COLUMNS), sort=False).ngroup().to_numpy()
     if order == "check":
         pos = np.arange(len(out))
         order_idx = np.lexsort((pos, codes))

@@ -19,17 +19,28 @@ def _ax(ax):
     return ax
 
 
-def plot_level_curves(results, series: Mapping[str, str], *, metric: str = "coverage", ax=None):
-    """Mean time to each level (x, log, in t_mid units) vs level (y) for each ``label -> key``."""
-    from evalkit.sim.experiments import LEVELS
+def _plain_log_ticks(ax, axis: str = "y") -> None:
+    """Label a log axis at 1, 2, 5, 10, 20, ... in plain numbers (a decade may hold one tick only)."""
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
 
+    ticks = [m * 10.0**e for e in range(-1, 4) for m in (1, 2, 5)]
+    a = ax.yaxis if axis == "y" else ax.xaxis
+    a.set_major_locator(FixedLocator(ticks))
+    a.set_minor_locator(NullLocator())
+    fmt = ScalarFormatter()
+    fmt.set_scientific(False)
+    a.set_major_formatter(fmt)
+
+
+def plot_level_curves(results, series: Mapping[str, str], *, metric: str = "coverage", ax=None):
+    """The mean curve of each ``label -> key`` (score averaged over the DAGs at each time, time in
+    units of t_mid on a log axis), as the post plots its figures 2-4."""
     ax = _ax(ax)
-    row = {"coverage": 0, "best": 1}[metric]
     for label, key in series.items():
-        t = results.data[key][:, row, :].mean(axis=0) / results.t_mid
-        ax.plot(t, LEVELS, label=label)
+        t, y = results.mean_curve(key, metric)
+        ax.step(t, y, where="post", label=label)
     ax.set_xscale("log")
-    ax.set_xlabel("time (t_mid)")
+    ax.set_xlabel("time (t_mid, log scale)")
     ax.set_ylabel("coverage" if metric == "coverage" else "best score")
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7)
@@ -44,7 +55,9 @@ def plot_speedups(results, series: Mapping[str, str], *, sizes: Sequence[int], m
         ax.plot(sizes, [results.speedup(tmpl.format(k=k), metric, level) for k in sizes], marker="o", label=label)
     ax.plot(sizes, sizes, color="grey", lw=0.8, ls=":", label="linear")
     ax.set_xscale("log", base=2)
-    ax.set_yscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xticks(list(sizes), [str(k) for k in sizes])
+    _plain_log_ticks(ax)
     ax.set_xlabel("agents")
     ax.set_ylabel(f"speedup at {level:.0%} {'coverage' if metric == 'coverage' else 'best score'}")
     ax.legend(fontsize=7)
@@ -63,19 +76,21 @@ def plot_shares(results, *, sizes: Sequence[int], swarm: str = "standard", ax=No
     return ax
 
 
-def plot_width(results, *, layers: Sequence[int], level: float = 0.9, ax=None):
-    """Speedup of 16 agents at ``level`` coverage against steps per layer (width sweep)."""
+def plot_width(results, *, layers: Sequence[int], level: float = 0.9, mean_steps: float = 740.0, ax=None):
+    """Speedup of 16 agents at ``level`` against the width of the task (mean steps per layer,
+    ``mean_steps / layers``, as the post's figures 9-10: 5 ... 184 steps per layer)."""
     ax = _ax(ax)
+    width = [mean_steps / D for D in layers]
     for swarm in ("standard", "recursive"):
         for metric, ls in (("coverage", "-"), ("best", "--")):
             y = [results.speedup(f"width|{D}|{swarm}", metric, level, baseline=f"width|{D}|single") for D in layers]
-            ax.plot(layers, y, marker="o", ls=ls, label=f"{swarm}, {metric}")
+            ax.plot(width, y, marker="o", ls=ls, label=f"{swarm}, {'coverage' if metric == 'coverage' else 'best score'}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xticks(list(layers), [str(D) for D in layers])
+    ax.set_xticks(width, [f"{w:.0f}" for w in width])
     ax.minorticks_off()
-    ax.invert_xaxis()
-    ax.set_xlabel("layers (fewer = wider)")
+    _plain_log_ticks(ax)
+    ax.set_xlabel(f"steps per layer ({layers[0]} ... {layers[-1]} layers)")
     ax.set_ylabel(f"speedup at {level:.0%}")
     ax.legend(fontsize=7)
     return ax

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import os
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -200,32 +201,9 @@ def _layer_sizes(p: GeneratorParams, n: int, n_layers: int, peak: float, g: np.r
     return np.concatenate([[1], sizes])
 
 
-def generate_dag(
-    params: GeneratorParams | None = None, *, rng: RNGLike, n_steps: int | None = None, n_layers: int | None = None
-) -> Dag:
-    """Grow one task DAG by trial and error.
-
-    Parameters
-    ----------
-    params : GeneratorParams, optional
-        Generator knobs (default: the calibrated set in ``data/sim/calibrated.json``;
-        ``GeneratorParams()`` is the original post as reported).
-    rng : int or numpy Generator
-        Seed; the same seed gives the same DAG bit for bit.
-    n_steps, n_layers : int, optional
-        Fix the number of steps and/or layers (no per-task noise): the depth/width sweep keeps
-        the step count and varies the depth, e.g. 136 layers x 5 steps to 4 layers x 184.
-
-    Returns
-    -------
-    Dag
-    """
-    if params is None:
-        from evalkit.sim.experiments import calibrated
-
-        params = calibrated().generator
-    p = params
-    g = as_generator(rng)
+def _structure(p: GeneratorParams, g: np.random.Generator, n_steps: int | None,
+               n_layers: int | None) -> tuple[np.ndarray, ...]:
+    """Layers, parents and values of one DAG (every draw before the costs)."""
     z = g.standard_normal(5)
     n = int(n_steps) if n_steps is not None else max(8, round(p.n_steps * np.exp(p.n_steps_sigma * z[0])))
     D = int(n_layers) if n_layers is not None else max(3, round(p.n_layers * np.exp(p.n_layers_sigma * z[1])))
@@ -293,6 +271,63 @@ def generate_dag(
         lo, hi = start[d], start[d + 1]
         best = np.maximum.reduceat(value[pidx[ptr[lo] : ptr[hi]]], ptr[lo:hi] - ptr[lo])
         value[lo:hi] = best + delta[lo:hi]
+    return depth, value, pidx, child, frac
+
+
+#: Costs are drawn last, so DAGs that differ only in the cost law (a broken simulator, a calibration
+#: candidate) share their structure: a small LRU keyed by the structural knobs and the generator's state.
+_COST_KNOBS = frozenset({"cost_law", "cost_growth", "cost_shape", "cost_sigma", "clock_spread"})
+_STRUCTURES: OrderedDict = OrderedDict()
+_CACHE_SIZE = 1024
+
+
+def _cache_key(p: GeneratorParams, g: np.random.Generator, n_steps: int | None, n_layers: int | None) -> tuple | None:
+    st = g.bit_generator.state
+    if st.get("bit_generator") != "PCG64":
+        return None
+    knobs = tuple((f.name, getattr(p, f.name)) for f in dataclasses.fields(p) if f.name not in _COST_KNOBS)
+    return (knobs, n_steps, n_layers, st["state"]["state"], st["state"]["inc"], st["has_uint32"], st["uinteger"])
+
+
+def generate_dag(
+    params: GeneratorParams | None = None, *, rng: RNGLike, n_steps: int | None = None, n_layers: int | None = None
+) -> Dag:
+    """Grow one task DAG by trial and error.
+
+    Parameters
+    ----------
+    params : GeneratorParams, optional
+        Generator knobs (default: the calibrated set in ``data/sim/calibrated.json``;
+        ``GeneratorParams()`` is the original post as reported).
+    rng : int or numpy Generator
+        Seed; the same seed gives the same DAG bit for bit.
+    n_steps, n_layers : int, optional
+        Fix the number of steps and/or layers (no per-task noise): the depth/width sweep keeps
+        the step count and varies the depth, e.g. 136 layers x 5 steps to 4 layers x 184.
+
+    Returns
+    -------
+    Dag
+    """
+    if params is None:
+        from evalkit.sim.experiments import calibrated
+
+        params = calibrated().generator
+    p = params
+    g = as_generator(rng)
+    key = _cache_key(p, g, n_steps, n_layers)
+    hit = _STRUCTURES.get(key) if key is not None else None
+    if hit is not None:
+        _STRUCTURES.move_to_end(key)
+        depth, value, pidx, child, frac, state = hit
+        g.bit_generator.state = state
+    else:
+        depth, value, pidx, child, frac = _structure(p, g, n_steps, n_layers)
+        if key is not None:
+            _STRUCTURES[key] = (depth, value, pidx, child, frac, g.bit_generator.state)
+            if len(_STRUCTURES) > _CACHE_SIZE:
+                _STRUCTURES.popitem(last=False)
+    n = depth.size
     if p.cost_law == "geometric":
         base = np.exp(p.cost_growth * frac**p.cost_shape)
     else:

@@ -33,7 +33,7 @@ from evalkit.sim.swarms import RULES, Policy, simulate
 
 __all__ = [
     "LEVELS", "SIZES", "WIDTH_LAYERS", "ALL_PARTS", "SimParams", "Results", "run_experiments", "run_variants",
-    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated",
+    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated", "sweep_executor",
 ]
 
 LEVELS = np.round(np.linspace(0.01, 1.0, 100), 2)
@@ -179,23 +179,29 @@ class Results:
     (as one reads a figure), and take the ratio of those times.
     """
 
-    def __init__(self, seed: int, tasks: Sequence[dict[str, np.ndarray]], aggregate: str = "mean-time") -> None:
+    def __init__(self, seed: int, tasks: Sequence[dict[str, np.ndarray]], aggregate: str = "mean-curve") -> None:
         if aggregate not in ("mean-time", "mean-curve"):
             raise ValueError(f"aggregate must be 'mean-time' or 'mean-curve'; got {aggregate!r}.")
         self.seed = seed
         self.aggregate = aggregate
         self.data = {k: np.stack([t[k] for t in tasks]) for k in tasks[0]}
 
-    def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
-        """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""
+    def mean_curve(self, key: str, metric: str, *, baseline: str = "single") -> tuple[np.ndarray, np.ndarray]:
+        """The curve the post plots: the mean over DAGs of each run's score at time ``t`` (each
+        run's time in units of its own DAG's single-agent t_mid). Returns ``(t, mean level)``
+        at every time a run reaches a grid level (a step function, right-continuous)."""
         row = {"coverage": 0, "best": 1}[metric]
         t_mid = self.data[baseline][:, 0, _level_index(0.5)]
         times = self.data[key][:, row, :] / t_mid[:, None]  # (n_dags, levels), non-decreasing
         cand = np.unique(times)
         # mean over runs of each run's level at time t (step functions of t)
         reached = (times[:, None, :] <= cand[None, :, None]).sum(axis=2)  # (n_dags, cand)
-        lv = np.concatenate([[0.0], LEVELS])[reached]
-        ok = np.flatnonzero(lv.mean(axis=0) >= level - 1e-9)
+        return cand, np.concatenate([[0.0], LEVELS])[reached].mean(axis=0)
+
+    def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
+        """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""
+        cand, lv = self.mean_curve(key, metric, baseline=baseline)
+        ok = np.flatnonzero(lv >= level - 1e-9)
         return float(cand[ok[0]])
 
     def mean_time(self, key: str, metric: str, level: float, *, agent_time: bool = False) -> float:
@@ -241,6 +247,13 @@ STAGES: dict[str, str] = {"swarms": "figures 2-5 and 8 (swarms)", "rules": "figu
                           "costs": "figure 7 (overheads)", "width": "figures 9-10 (width)"}
 
 
+def sweep_executor(engine: str | None = None, *, workers: int | None = None, scheduler: object = None):
+    """The executor of a simulator sweep: :func:`evalkit.engine.get_executor` with the simulator's
+    default of a local pool of at most two processes (Dask when a ``scheduler`` is given, serial
+    when ``workers == 1``)."""
+    return get_executor(engine, workers=workers or min(2, os.cpu_count() or 1), scheduler=scheduler)
+
+
 def _check_parts(parts: Sequence[str]) -> None:
     bad = set(parts) - set(ALL_PARTS)
     if bad:
@@ -275,8 +288,7 @@ def run_variants(
         raise ValueError(f"n_dags must be >= 1; got {n_dags}.")
     for _, parts in variants.values():
         _check_parts(parts)
-    ex = get_executor(engine or ("serial" if workers == 1 else "process"), workers=workers or min(2, os.cpu_count() or 1),
-                      scheduler=scheduler)
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
     names = list(variants)
     merged: dict[tuple[str, int, int], dict] = {(n, int(s), i): {} for n in names for s in seeds for i in range(n_dags)}
     for part in ALL_PARTS:

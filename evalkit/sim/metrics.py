@@ -5,8 +5,10 @@
   best step is worth 1 and the root (value 0) worth 0 (negative values count as 0).
 * Agent-time at time t: busy time summed over agents up to t, in-progress steps included
   (the integral of the number of busy agents), so it is exact at any t, not only at ends.
-* Speedup at a level over a set of DAGs: the ratio of *mean* times over the same DAGs
-  (``mean T1 / mean Tk``); the agent-time ratio likewise (``mean Ak / mean A1``).
+* :func:`speedup` here is the ratio of *mean* times over the same DAGs (``mean T1 / mean Tk``,
+  the ``"mean-time"`` aggregator). The reproduction reads speedups off the mean curves instead
+  (``"mean-curve"``, :meth:`evalkit.sim.experiments.Results.mean_curve`), as the post does; the
+  agent-time ratio is the ratio of mean agent-times (``mean Ak / mean A1``).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from evalkit._progress import ProgressFn
@@ -56,13 +57,13 @@ class Reproduction:
         return int(self.summary["holds"].sum())
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Per reporting group: rows, rows held, evidence rows, evidence rows held."""
+        """Per reporting group: rows, rows held, evidence rows, evidence rows held (0 without breaks)."""
         out = {}
         s = self.summary
         cols = [c for c in s.columns if c.startswith("holds_")] or ["holds"]
+        ev = s["kind"] == "evidence" if "kind" in s else pd.Series(False, index=s.index)
         for c in cols:
             held = s[c].astype(bool)
-            ev = s["kind"] == "evidence"
             out[c.removeprefix("holds_")] = {"rows": len(s), "held": int(held.sum()), "evidence": int(ev.sum()),
                                              "evidence_held": int((held & ev).sum())}
         return out
@@ -104,7 +105,11 @@ def to_markdown(summary: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _figures(r: Results, out: Path) -> list[Path]:
+def _pair(plt, *, sharex: bool = False):
+    return plt.subplots(1, 2, figsize=(10, 3.8), sharex=sharex)
+
+
+def _figures(r: Results, out: Path, params: SimParams) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -114,52 +119,59 @@ def _figures(r: Results, out: Path) -> list[Path]:
 
     paths = []
 
-    def save(fig, name):
+    def save(fig, name, title):
+        fig.suptitle(title, fontsize=9)
         fig.tight_layout()
         p = out / name
-        fig.savefig(p, dpi=110)
+        fig.savefig(p, dpi=110, metadata={"Software": None})
         plt.close(fig)
         paths.append(p)
 
     std = {"1 agent": "single", **{f"standard {k}": f"standard|{k}" for k in SIZES}}
     rec = {"1 agent": "single", **{f"recursive {k}": f"recursive|{k}" for k in SIZES}}
-    for name, series in (("fig02_single.png", {"1 agent": "single"}), ("fig03_standard.png", std),
-                         ("fig04_recursive.png", rec)):
-        fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    for name, series, title in (
+        ("fig02_single.png", {"1 agent": "single"}, "Figure 2: one agent, mean of 16 runs (coverage, best score)"),
+        ("fig03_standard.png", std, "Figure 3: standard swarms"),
+        ("fig04_recursive.png", rec, "Figure 4: recursive swarms"),
+    ):
+        fig, axes = _pair(plt, sharex=True)
         plot_level_curves(r, series, metric="coverage", ax=axes[0])
         plot_level_curves(r, series, metric="best", ax=axes[1])
-        save(fig, name)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+        save(fig, name, f"{title} (seed {r.seed})")
+    fig, axes = _pair(plt)
     both = {"standard": "standard|{k}", "recursive": "recursive|{k}"}
     plot_speedups(r, both, sizes=SIZES, metric="coverage", ax=axes[0])
     plot_speedups(r, both, sizes=SIZES, metric="best", ax=axes[1])
-    save(fig, "fig05_compare.png")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    save(fig, "fig05_compare.png", f"Figure 5: speedup at 90 % vs swarm size (seed {r.seed})")
+    fig, axes = _pair(plt)
     rules = {"own branch": "standard|{k}", **{u: f"rule|{u}|{{k}}" for u in ("random", "shallowest", "shortest",
                                                                            "critical-path")}}
     plot_speedups(r, rules, sizes=SIZES, metric="coverage", level=0.5, ax=axes[0])
     plot_speedups(r, rules, sizes=SIZES, metric="best", level=0.5, ax=axes[1])
-    save(fig, "fig06_rules.png")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    save(fig, "fig06_rules.png", f"Figure 6: step-selection rules, speedup at 50 % (seed {r.seed})")
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     plot_shares(r, sizes=SIZES, ax=axes[0])
-    plot_speedups(r, {"standard, no overheads": "standard|{k}", "standard, overheads": "costs|standard|{k}"},
-                  sizes=SIZES, metric="coverage", level=0.9, ax=axes[1])
-    save(fig, "fig07_overheads.png")
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    for ax, metric in zip(axes[1:], ("coverage", "best"), strict=True):
+        plot_speedups(r, {"standard, no overheads": "standard|{k}", "standard, overheads": "costs|standard|{k}"},
+                      sizes=SIZES, metric=metric, level=0.9, ax=ax)
+    save(fig, "fig07_overheads.png", f"Figure 7: overheads of a standard swarm (seed {r.seed})")
+    fig, ax = plt.subplots(figsize=(6.5, 4))
     for swarm in ("standard", "recursive"):
         for metric, ls in (("coverage", "-"), ("best", "--")):
             ax.plot(SIZES, [r.agent_time_ratio(f"{swarm}|{k}", metric, 0.9) for k in SIZES], marker="o", ls=ls,
-                    label=f"{swarm}, 90% {metric}")
-    ax.axhline(1, color="grey", lw=0.8)
+                    label=f"{swarm}, 90% {'coverage' if metric == 'coverage' else 'best score'}")
+    ax.axhline(1, color="grey", lw=0.8, label="one agent")
+    ax.axhspan(0.70, 0.96, color="tab:orange", alpha=0.12, label="post: 90 % best, 0.70-0.96")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("agents")
     ax.set_ylabel("agent-time / one agent's")
     ax.legend(fontsize=7)
-    save(fig, "fig08_agent_time.png")
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    plot_width(r, layers=WIDTH_LAYERS, level=0.9, ax=axes[0])
-    plot_width(r, layers=WIDTH_LAYERS, level=0.99, ax=axes[1])
-    save(fig, "fig09_10_width.png")
+    save(fig, "fig08_agent_time.png", f"Figure 8: total agent-time to 90 % (seed {r.seed}, no overheads)")
+    fig, axes = _pair(plt)
+    mean_steps = float(params.width_steps * np.exp(params.generator.n_steps_sigma ** 2 / 2))
+    plot_width(r, layers=WIDTH_LAYERS, level=0.9, mean_steps=mean_steps, ax=axes[0])
+    plot_width(r, layers=WIDTH_LAYERS, level=0.99, mean_steps=mean_steps, ax=axes[1])
+    save(fig, "fig09_10_width.png", f"Figures 9-10: speedup of 16 agents vs task width (seed {r.seed})")
     return paths
 
 
@@ -224,5 +236,5 @@ def reproduce(
         (o / "claims.md").write_text(to_markdown(summary))
         save_params(params, o / "params.json")
         if figures:
-            _figures(results[0], o)
+            _figures(results[0], o, params)
     return Reproduction(by_seed, summary, broken, results, params)

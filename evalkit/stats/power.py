@@ -1,17 +1,24 @@
-"""Power, minimum detectable effect and sample size for t-tests; fewest wins for a sign test.
+"""Power, minimum detectable effect and sample size: t-tests, the sign test, McNemar's test for
+paired pass/fail, and clustered means (tasks run several times) with an intra-cluster correlation.
 
 With a dozen tasks, a sign test cannot reach p < .05 unless one system wins 10 of 11 or 12
 non-tied tasks (15 of 20, 21 of 30): :func:`sign_test_min_wins` says so before a study is run.
+:func:`mcnemar_power` / :func:`mcnemar_sample_size` use Connor's (1987) closed form (or an
+exact enumeration); :func:`cluster_design` plans tasks x runs with statsmodels' power classes.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy import optimize, stats
 
 from evalkit.stats._validate import check_alternative
 
-__all__ = ["ttest_power", "minimum_detectable_effect", "ttest_sample_size", "sign_test_min_wins"]
+__all__ = [
+    "ttest_power", "minimum_detectable_effect", "ttest_sample_size", "sign_test_min_wins",
+    "mcnemar_power", "mcnemar_sample_size", "mcnemar_mde", "cluster_design",
+]
 
 _DESIGNS = ("paired", "unpaired")
 
@@ -138,3 +145,166 @@ def sign_test_min_wins(n: int, *, alpha: float = 0.05, alternative: str = "two-s
         raise ValueError("For alternative='less' count losses and use alternative='greater'.")
     ok = np.flatnonzero(p < alpha)
     return int(ok[0]) if ok.size else None
+
+
+def _check_discordant(p10: float, p01: float) -> tuple[float, float]:
+    if not (0 <= p10 <= 1 and 0 <= p01 <= 1 and 0 < p10 + p01 <= 1):
+        raise ValueError(f"p10 and p01 (discordant probabilities) must be in [0, 1] with 0 < p10 + p01 <= 1; "
+                         f"got {p10!r} and {p01!r}.")
+    return p10 - p01, p10 + p01
+
+
+def _z(alpha: float, alternative: str) -> float:
+    return float(stats.norm.ppf(1 - alpha / (2 if alternative == "two-sided" else 1)))
+
+
+def mcnemar_power(
+    n: float, p10: float, p01: float, *, alpha: float = 0.05, alternative: str = "two-sided", method: str = "connor",
+) -> float:
+    """Power of McNemar's test with ``n`` pairs and discordant probabilities ``p10`` (a passes, b
+    fails) and ``p01``.
+
+    Parameters
+    ----------
+    method : {"connor", "exact"}
+        ``"connor"``: Connor's (1987) normal approximation, ``Phi((|d| sqrt(n) - z sqrt(psi)) /
+        sqrt(psi - d^2))`` with ``d = p10 - p01``, ``psi = p10 + p01`` (both tails when
+        two-sided). ``"exact"``: the exact power of the exact (binomial) McNemar test, summing
+        over the number of discordant pairs ``m ~ Bin(n, psi)`` the probability that
+        ``b ~ Bin(m, p10 / psi)`` falls in the test's rejection region.
+    alternative : {"two-sided", "greater"}
+        ``"greater"``: a passes more often (p10 > p01).
+    """
+    check_alternative(alternative)
+    if alternative == "less":
+        raise ValueError("For alternative='less' swap p10 and p01 and use alternative='greater'.")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
+    if not n >= 1 or (method == "exact" and int(n) != n):
+        raise ValueError(f"n must be a number of pairs >= 1 (whole for method='exact'); got {n!r}.")
+    d, psi = _check_discordant(p10, p01)
+    if method == "connor":
+        z = _z(alpha, alternative)
+        sd = np.sqrt(psi - d**2)
+        if sd == 0:
+            return 1.0 if d != 0 else float(alpha)
+        up = stats.norm.cdf((d * np.sqrt(n) - z * np.sqrt(psi)) / sd)
+        down = stats.norm.cdf((-d * np.sqrt(n) - z * np.sqrt(psi)) / sd) if alternative == "two-sided" else 0.0
+        return float(up + down)
+    if method != "exact":
+        raise ValueError(f"method must be 'connor' or 'exact'; got {method!r}.")
+    n = int(n)
+    m = np.arange(n + 1)
+    pm = stats.binom.pmf(m, n, psi)
+    q = p10 / psi
+    total = 0.0
+    for mi in range(1, n + 1):
+        b = np.arange(mi + 1)
+        if alternative == "two-sided":  # binomtest's two-sided p: min(1, 2 * smaller tail) at p = 1/2
+            pv = np.minimum(1.0, 2 * np.minimum(stats.binom.cdf(b, mi, 0.5), stats.binom.sf(b - 1, mi, 0.5)))
+        else:
+            pv = stats.binom.sf(b - 1, mi, 0.5)
+        reject = pv <= alpha
+        total += pm[mi] * float(stats.binom.pmf(b[reject], mi, q).sum())
+    return float(total)
+
+
+def mcnemar_sample_size(
+    p10: float, p01: float, *, power: float = 0.8, alpha: float = 0.05, alternative: str = "two-sided",
+) -> float:
+    """Pairs needed for McNemar's test (Connor 1987): ``((z_a sqrt(psi) + z_b sqrt(psi - d^2)) / d)^2``.
+
+    Returns the real-valued n (round up for a design). Connor's example as tabulated by
+    powerandsamplesize.com: p10 = 0.05, p01 = 0.45, alpha = 0.05, power 0.8 -> 23 pairs.
+    """
+    check_alternative(alternative)
+    d, psi = _check_discordant(p10, p01)
+    if d == 0:
+        raise ValueError("p10 == p01: no sample size detects a zero difference.")
+    if not alpha < power < 1:
+        raise ValueError(f"power must lie in (alpha, 1) = ({alpha}, 1); got {power!r}.")
+    za, zb = _z(alpha, alternative), float(stats.norm.ppf(power))
+    return float(((za * np.sqrt(psi) + zb * np.sqrt(psi - d**2)) / d) ** 2)
+
+
+def mcnemar_mde(n: int, discordance: float, *, power: float = 0.8, alpha: float = 0.05,
+                alternative: str = "two-sided") -> float:
+    """Smallest difference in pass rates ``p10 - p01`` McNemar's test detects with ``n`` pairs when
+    a share ``discordance`` (= p10 + p01) of the pairs disagree (Connor's approximation)."""
+    if not 0 < discordance <= 1:
+        raise ValueError(f"discordance (p10 + p01) must be in (0, 1]; got {discordance!r}.")
+
+    def f(d: float) -> float:
+        return mcnemar_power(n, (discordance + d) / 2, (discordance - d) / 2, alpha=alpha,
+                             alternative=alternative) - power
+
+    if f(discordance * (1 - 1e-12)) < 0:
+        return float("nan")  # even p01 = 0 is not detected
+    return float(optimize.brentq(f, 1e-12, discordance * (1 - 1e-12), xtol=1e-12))
+
+
+def cluster_design(
+    n_tasks: int, runs: int, *, base_rate: float, icc: float, effect: float | None = None, power: float = 0.8,
+    alpha: float = 0.05, discordance: float | None = None,
+) -> pd.DataFrame:
+    """Power plan for comparing two systems on ``n_tasks`` tasks run ``runs`` times each.
+
+    Outcomes are pass/fail with rate ``base_rate`` (variance ``s2 = p (1 - p)``); ``icc`` is the
+    share of that variance that is task-to-task (estimated by
+    :func:`evalkit.stats.reliability.variance_components`). Three designs, each with its MDE
+    (in pass-rate points), and for ``effect`` the tasks (at ``runs``) and runs (at ``n_tasks``)
+    needed:
+
+    * ``mcnemar``: one run per task, paired pass/fail (Connor 1987); ``discordance`` defaults
+      to ``2 p (1 - p) (1 - icc)``, the disagreement of two runs of one system.
+    * ``paired tasks``: task means of ``runs`` runs compared over shared tasks when the task
+      effect is shared by both systems (the best case): ``var(d_t) = 2 s2 (1 - icc) / runs``,
+      paired t-test (statsmodels ``TTestPower``).
+    * ``independent tasks``: the same when nothing is shared (the worst case): each task mean
+      has variance ``s2 (icc + (1 - icc) / runs)`` (design effect ``1 + (runs - 1) icc``),
+      Welch-like two-sample t-test over tasks (statsmodels ``TTestIndPower``). Extra runs
+      cannot push the MDE below the floor set by ``icc``.
+
+    Returns
+    -------
+    DataFrame
+        ``design, n_tasks, runs, sd_unit, mde, tasks_needed, runs_needed, note``.
+    """
+    from statsmodels.stats.power import TTestIndPower, TTestPower
+
+    if not 0 < base_rate < 1:
+        raise ValueError(f"base_rate must be in (0, 1); got {base_rate!r}.")
+    if not 0 <= icc < 1:
+        raise ValueError(f"icc must be in [0, 1); got {icc!r}.")
+    if int(n_tasks) != n_tasks or n_tasks < 3 or int(runs) != runs or runs < 1:
+        raise ValueError(f"n_tasks must be a whole number >= 3 and runs >= 1; got {n_tasks!r} and {runs!r}.")
+    s2 = base_rate * (1 - base_rate)
+    psi = discordance if discordance is not None else 2 * s2 * (1 - icc)
+    rows = []
+    mde = mcnemar_mde(int(n_tasks), psi, power=power, alpha=alpha)
+    need = mcnemar_sample_size((psi + effect) / 2, (psi - effect) / 2, power=power, alpha=alpha) if (
+        effect is not None and effect < psi) else float("nan")
+    rows.append({"design": "mcnemar", "n_tasks": n_tasks, "runs": 1, "sd_unit": float("nan"), "mde": mde,
+                 "tasks_needed": need, "runs_needed": float("nan"),
+                 "note": f"one pass/fail run per task; discordance {psi:.3g}"})
+    paired, indep = TTestPower(), TTestIndPower()
+    sd_p = np.sqrt(2 * s2 * (1 - icc) / runs)
+    dz = float(paired.solve_power(nobs=n_tasks, alpha=alpha, power=power))
+    row = {"design": "paired tasks", "n_tasks": n_tasks, "runs": runs, "sd_unit": sd_p, "mde": dz * sd_p,
+           "tasks_needed": float("nan"), "runs_needed": float("nan"), "note": "task effect shared (best case)"}
+    if effect is not None:
+        row["tasks_needed"] = float(paired.solve_power(effect_size=effect / sd_p, alpha=alpha, power=power))
+        row["runs_needed"] = 2 * s2 * (1 - icc) * dz**2 / effect**2
+    rows.append(row)
+    sd_i = np.sqrt(s2 * (icc + (1 - icc) / runs))
+    d = float(indep.solve_power(nobs1=n_tasks, alpha=alpha, power=power, ratio=1.0))
+    row = {"design": "independent tasks", "n_tasks": n_tasks, "runs": runs, "sd_unit": sd_i, "mde": d * sd_i,
+           "tasks_needed": float("nan"), "runs_needed": float("nan"),
+           "note": f"nothing shared (worst case); design effect {1 + (runs - 1) * icc:.3g}; "
+                   f"MDE floor with {n_tasks} tasks {d * np.sqrt(s2 * icc):.3g}"}
+    if effect is not None:
+        row["tasks_needed"] = float(indep.solve_power(effect_size=effect / sd_i, alpha=alpha, power=power))
+        room = (effect / d) ** 2 / s2 - icc
+        row["runs_needed"] = (1 - icc) / room if room > 0 else float("inf")
+    rows.append(row)
+    return pd.DataFrame(rows)

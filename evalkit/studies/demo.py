@@ -141,7 +141,7 @@ def run_demo(
         ``run.json``, ``sessions.parquet`` (the simulated session table) and ``real/``).
     """
     config = config if config is not None else Figure11Config()
-    res = figure11(config, rng=seed, progress=progress, engine=engine or "process", workers=workers,
+    res = figure11(config, rng=seed, progress=progress, engine=engine if (engine or scheduler) else "process", workers=workers,
                    scheduler=scheduler)
     scores = final_scores(res)
     claims = figure11_claims(res, seed=seed)

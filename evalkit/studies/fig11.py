@@ -31,8 +31,7 @@ from evalkit.budget import (
     elo_curves,
     inflection_point,
 )
-from evalkit.engine import get_executor
-from evalkit.sim.experiments import SimParams, load_params
+from evalkit.sim.experiments import SimParams, load_params, sweep_executor
 from evalkit.sim.sessions import population_scale, session_traces
 
 __all__ = ["SYSTEMS", "checkpoints", "Figure11Config", "Figure11Result", "simulate_systems", "figure11", "plot_figure11"]
@@ -133,7 +132,8 @@ def checkpoints(budget: float, *, decades: float, grid: float) -> np.ndarray:
 
 
 def _system_task(job: tuple) -> pd.DataFrame:
-    """Sessions of one system on one task (module level: the executor pickles it)."""
+    """Member sessions of one system on one task, cut at the member budget (module level: the
+    executor pickles it)."""
     params, name, agents, k, n_sessions, seed, budget, scale, task = job
     tr = session_traces(n_sessions * k, params, agents=agents, rng=seed, scale=scale)
     tr = tr.loc[tr["agent_time"] <= budget / k]
@@ -141,8 +141,6 @@ def _system_task(job: tuple) -> pd.DataFrame:
         "system": name, "task": f"t{task:02d}", "session": tr["session"].astype(str).to_numpy(),
         "budget": tr["agent_time"].to_numpy(), "score": tr["best_score"].to_numpy(),
     })
-    if k > 1:
-        frame = best_of_sessions(frame, k, name=name)[["system", "task", "session", "budget", "score"]]
     return frame
 
 
@@ -172,10 +170,17 @@ def simulate_systems(
     budget = config.budget if config.budget is not None else config.budget_factor * _mean_work(params, g)
     jobs = [(params, name, agents, k, config.n_sessions, int(g.integers(2**63)), budget, scale, task)
             for name, agents, k in SYSTEMS for task in range(config.n_tasks)]
-    ex = get_executor(engine or ("process" if workers and workers > 1 else "serial"), workers=workers,
-                      scheduler=scheduler)
+    if engine is None and scheduler is None and not (workers and workers > 1):
+        engine = "serial"  # nested in a reproduction job by default
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
     frames = ex.map(_system_task, jobs, progress=progress, stage="figure 11 sessions")
-    return pd.concat(frames, ignore_index=True), float(budget), float(scale)
+    out = []
+    for name, _, k in SYSTEMS:  # best-of composites per system (groups are formed within each task)
+        sys_frames = pd.concat([f for f, j in zip(frames, jobs, strict=True) if j[1] == name], ignore_index=True)
+        if k > 1:
+            sys_frames = best_of_sessions(sys_frames, k, name=name)[["system", "task", "session", "budget", "score"]]
+        out.append(sys_frames)
+    return pd.concat(out, ignore_index=True), float(budget), float(scale)
 
 
 def figure11(

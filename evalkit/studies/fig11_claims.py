@@ -23,7 +23,6 @@ import pandas as pd
 
 from evalkit._progress import ProgressFn
 from evalkit.budget import elo_curves, inflection_point
-from evalkit.engine import get_executor
 from evalkit.sim.breaks import break_params
 from evalkit.studies.fig11 import (
     SYSTEMS,
@@ -165,37 +164,43 @@ def figure11_claims(result: Figure11Result, *, seed: int | str = "") -> pd.DataF
     return out[["claim", "figure", "text", "seed_value", "measure", "tolerance", "seed", "value", "holds", "detail"]]
 
 
-def _one_seed(args: tuple[Figure11Config, int]) -> pd.DataFrame:
-    config, seed = args
+def _one_seed(args: tuple[tuple[Figure11Config, ...], int, bool]) -> tuple[list[pd.DataFrame], Figure11Result | None]:
+    """Figure 11 on one seed for each configuration, in one process: the configurations draw the
+    same DAG seeds, so DAGs that differ only in their costs are grown once (:mod:`evalkit.sim.dag`).
+    With ``keep``, the first configuration's result is returned too (for the figure)."""
+    configs, seed, keep = args
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return figure11_claims(figure11(config, rng=seed), seed=seed)
+        results = [figure11(c, rng=seed) for c in configs]
+        return [figure11_claims(r, seed=seed) for r in results], (results[0] if keep else None)
 
 
 def figure11_reproduction(
     config: Figure11Config | None = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4), breaks: Sequence[str] = (),
     engine: str | None = None, workers: int | None = None, scheduler: object = None,
-    progress: ProgressFn | None = None,
-) -> pd.DataFrame:
+    progress: ProgressFn | None = None, keep_first: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, Figure11Result]:
     """:func:`figure11_claims` on several seeds (and under each break), in the tidy claim format.
 
-    Each (simulator, seed) is one job of :func:`evalkit.engine.get_executor`. The frame has a
-    ``simulator`` column (``"model"`` or the break's name). Summarise the model's rows with
-    :func:`evalkit.sim.claims.summarise` (a claim holds on >= 2/3 of the seeds: 4 of 5).
+    Each seed is one job of :func:`evalkit.engine.get_executor` (running the model and every
+    break, which share their DAGs). The frame has a ``simulator`` column (``"model"`` or the
+    break's name). Summarise the model's rows with :func:`evalkit.sim.claims.summarise` (a claim
+    holds on >= 2/3 of the seeds: 4 of 5). With ``keep_first`` it also returns the model's
+    :class:`Figure11Result` on the first seed.
     """
     config = config if config is not None else Figure11Config()
-    from evalkit.sim.experiments import load_params
+    from evalkit.sim.experiments import load_params, sweep_executor
 
     base = config.params if config.params is not None else load_params()
     sims = {"model": config}
     sims.update({b: Figure11Config(**{**config.__dict__, "params": break_params(base, b)}) for b in breaks})
-    jobs = [(cfg, int(s)) for cfg in sims.values() for s in seeds]
+    jobs = [(tuple(sims.values()), int(s), keep_first and k == 0) for k, s in enumerate(seeds)]
     best_of_n_null(config.n_tasks, config.n_sessions, float(config.decades), float(config.grid))  # before forking
-    ex = get_executor(engine or ("serial" if workers == 1 else "process"), workers=workers or min(2, os.cpu_count() or 1),
-                      scheduler=scheduler)
-    frames = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
-    names = [n for n in sims for _ in seeds]
-    return pd.concat([f.assign(simulator=n) for f, n in zip(frames, names, strict=True)], ignore_index=True)
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
+    per_seed = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
+    frames = [fs[k].assign(simulator=n) for k, n in enumerate(sims) for fs, _ in per_seed]
+    table = pd.concat(frames, ignore_index=True)
+    return (table, per_seed[0][1]) if keep_first else table
 
 
 def write_figure11_reproduction(
@@ -219,8 +224,8 @@ def write_figure11_reproduction(
     config = config if config is not None else Figure11Config()
     o = Path(out)
     o.mkdir(parents=True, exist_ok=True)
-    allrows = figure11_reproduction(config, seeds=seeds, breaks=breaks, engine=engine, workers=workers,
-                                    scheduler=scheduler, progress=progress)
+    allrows, first = figure11_reproduction(config, seeds=seeds, breaks=breaks, engine=engine, workers=workers,
+                                           scheduler=scheduler, progress=progress, keep_first=True)
     by_seed = allrows.loc[allrows["simulator"] == "model"].drop(columns=["simulator"])
     summary = summarise(by_seed.drop(columns=["detail"]))
     if breaks:
@@ -251,7 +256,7 @@ def write_figure11_reproduction(
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-        plot_figure11(figure11(config, rng=int(seeds[0])), axes=axes)
+        plot_figure11(first, axes=axes)
         fig.tight_layout()
         fig.savefig(o / "fig11_elo_per_budget.png", dpi=120, metadata={"Software": None})
         plt.close(fig)
