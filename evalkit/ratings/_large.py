@@ -9,8 +9,9 @@ Only what the intervals need is computed:
 - the diagonal, block by block: ``G_kk`` or ``x_k' M x_k`` with ``x_k = G e_k``;
 - ``A 1`` (for the centring) and, with an anchor, ``A e_a``: a few solves and sparse products.
 
-``H_g`` is factorised once (LU, then the explicit inverse in place: LAPACK ``getrf`` +
-``getri``, faster here than Cholesky); memory is one ``(n-1)^2`` matrix plus a block.
+``H_g`` is factorised once (LAPACK ``getrf``, in place; faster here than Cholesky) and every
+column block, solve and matrix-vector product reuses the factors (``getrs``); memory is one
+``(n-1)^2`` matrix plus a block.
 """
 
 from __future__ import annotations
@@ -28,16 +29,13 @@ __all__ = ["large_variances"]
 _BLOCK = 512
 
 
-def _grounded_inverse(info) -> np.ndarray:
-    """``H_g^{-1}`` for the information with player 0 removed (one LU factorisation, inverted in place)."""
+def _grounded_factor(info) -> tuple[np.ndarray, np.ndarray]:
+    """LU factors of the information with player 0 removed (one factorisation, in place)."""
     h = info[1:, 1:].toarray().T  # symmetric: the transpose is the same matrix, in Fortran order
     lu, piv, code = lapack.dgetrf(h, overwrite_a=1)  # in place (no copy for Fortran order)
     if code != 0:
         raise ValueError("The information matrix is singular: the ratings are not identified.")
-    inv, code = lapack.dgetri(lu, piv, overwrite_lu=1)
-    if code != 0:
-        raise ValueError("The information matrix could not be inverted.")
-    return inv
+    return lu, piv
 
 
 def large_variances(fit: BTFit, meat=None, *, anchor: int | None = None) -> np.ndarray:
@@ -53,20 +51,27 @@ def large_variances(fit: BTFit, meat=None, *, anchor: int | None = None) -> np.n
         Index of the anchor: then ``Var(theta_k - theta_anchor)`` (0 for the anchor).
     """
     n = len(fit.theta)
-    x = _grounded_inverse(fit.information)  # (n-1) x (n-1), symmetric
+    lu, piv = _grounded_factor(fit.information)
+
+    def solve(rhs: np.ndarray) -> np.ndarray:  # H_g^{-1} rhs with the one factorisation
+        return lapack.dgetrs(lu, piv, rhs)[0]
+
     m = None if meat is None else meat.tocsr()[1:, 1:]
     diag = np.zeros(n)
     for start in range(0, n - 1, _BLOCK):
-        cols = x[:, start:start + _BLOCK]
+        stop = min(start + _BLOCK, n - 1)
+        eye = np.zeros((n - 1, stop - start), order="F")
+        eye[np.arange(start, stop), np.arange(stop - start)] = 1.0
+        cols = solve(eye)  # columns start..stop of H_g^{-1}
         if m is None:
-            diag[1 + start:1 + start + cols.shape[1]] = np.diagonal(cols[start:start + cols.shape[1]])
+            diag[1 + start:1 + stop] = cols[np.arange(start, stop), np.arange(stop - start)]
         else:
-            diag[1 + start:1 + start + cols.shape[1]] = np.einsum("ij,ij->j", cols, m @ cols)
+            diag[1 + start:1 + stop] = np.einsum("ij,ij->j", cols, m @ cols)
 
     def apply(v: np.ndarray) -> np.ndarray:  # A v for v padded (A = G or G M G), padded result
-        y = x @ v[1:]
+        y = solve(v[1:])
         if m is not None:
-            y = x @ (m @ y)
+            y = solve(m @ y)
         return np.concatenate([[0.0], y])
 
     if anchor is not None:
