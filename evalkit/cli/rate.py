@@ -92,10 +92,9 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
     variant = bool(args.adjust_position) or args.by is not None
-    frame = diagnostic_rows(args, report, needed=variant)
-    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster, n_clusters=counts.n_clusters)
+    print_warnings(counts, report.format, args)
     if variant:
-        rate_variant(args, frame, base=base, n_boot=n_boot)
+        rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
     table = leaderboard(
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,

@@ -53,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
         title = "per-model summary (win rate with ties as half)"
     print(f"\n{title}\n")
     print(to_markdown(table, floatfmt=".4f"))
-    from evalkit.cli.judging import diagnostic_rows, print_warnings
+    from evalkit.cli.judging import print_warnings
 
-    print_warnings(diagnostic_rows(args, report), report.format, judge=args.judge)
+    print_warnings(counts, report.format, args)
     if args.out:
         path = write_table(table, args.out)
         print(f"wrote {path}", file=sys.stderr)
