@@ -149,6 +149,7 @@ def _main(argv: Sequence[str] | None) -> int:
     ui = UI(name, quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False),
             json_out=getattr(args, "json", False))
     args.ui = ui
+    args.progress = ui.progress  # what commands hand to the library's progress= keyword
     inputs = None
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli._common import add_common
-from evalkit.cli.rate import add_engine_arguments
+from evalkit.cli.rate import add_engine_arguments, aggregate_for_cli
 from evalkit.io import FORMATS
 from evalkit.summary import alpaca_eval_summary, summarize
 
@@ -41,7 +41,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
-    from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.io import read_comparisons
 
     ui, inputs = args.ui, args.inputs
@@ -49,10 +48,9 @@ def run(args: argparse.Namespace) -> int:
         write_file(None, args.out, force=args.force, check_only=True)
     args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
     source = args.path[0] if len(args.path) == 1 else args.path
-    counts, report = aggregate_comparisons(
-        source, format=args.format, baseline=args.baseline, judge=args.judge,
-        model_name_from=args.model_name_from, engine=args.engine, scheduler=args.scheduler,
-        progress=ui.progress, **inputs.kwargs(read_comparisons))
+    counts, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
+                                       judge=args.judge, model_name_from=args.model_name_from,
+                                       **inputs.kwargs(read_comparisons))
     ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     if report.format.startswith("alpaca_eval"):
@@ -62,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
         table = summarize(counts)
         title = "per-model summary (win rate with ties as half)"
     ui.result(table, title=title, floatfmt=".4f")
-    from evalkit.cli.judging import diagnostic_rows, print_warnings
+    from evalkit.cli.judging import print_warnings
 
-    print_warnings(diagnostic_rows(args, report), report.format, judge=args.judge)
+    print_warnings(counts, report.format, args)
     if args.out:
         path = write_file(table, args.out, force=args.force, raw_csv=args.raw_csv)
         ui.info(f"wrote {path}")
