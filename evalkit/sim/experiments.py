@@ -190,13 +190,19 @@ class Results:
         """The curve the post plots: the mean over DAGs of each run's score at time ``t`` (each
         run's time in units of its own DAG's single-agent t_mid). Returns ``(t, mean level)``
         at every time a run reaches a grid level (a step function, right-continuous)."""
+        memo = self.__dict__.setdefault("_curves", {})
+        if (key, metric, baseline) in memo:
+            return memo[(key, metric, baseline)]
         row = {"coverage": 0, "best": 1}[metric]
         t_mid = self.data[baseline][:, 0, _level_index(0.5)]
         times = self.data[key][:, row, :] / t_mid[:, None]  # (n_dags, levels), non-decreasing
         cand = np.unique(times)
-        # mean over runs of each run's level at time t (step functions of t)
-        reached = (times[:, None, :] <= cand[None, :, None]).sum(axis=2)  # (n_dags, cand)
-        return cand, np.concatenate([[0.0], LEVELS])[reached].mean(axis=0)
+        # mean over runs of each run's level at time t (step functions of t): a run has reached
+        # as many grid levels by t as it has times <= t
+        reached = np.stack([np.searchsorted(r, cand, side="right") for r in np.sort(times, axis=1)])
+        out = cand, np.concatenate([[0.0], LEVELS])[reached].mean(axis=0)
+        memo[(key, metric, baseline)] = out
+        return out
 
     def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
         """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""

@@ -41,7 +41,7 @@ import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.sim.dag import Dag
-from evalkit.sim.engine import COMPLETE, DISPATCH, EventQueue
+from evalkit.sim.engine import COMPLETE, DISPATCH
 
 __all__ = ["RULES", "KEYS", "Policy", "SimRun", "simulate"]
 
@@ -138,6 +138,8 @@ class SimRun:
 
     ``start`` includes the step's scheduling overhead: the agent is busy from ``start`` to
     ``end``. ``agents_started`` counts every agent ever started; ``cap`` the concurrency cap.
+    ``stopped_at`` is the time at which a run with ``stop_after`` was cut (``inf``: it ran to the
+    end); steps finished by then have ``end <= stopped_at``, steps never started ``start = end = inf``.
     """
 
     dag: Dag
@@ -150,6 +152,7 @@ class SimRun:
     cap: int
     swarm: str
     rule: str
+    stopped_at: float = math.inf
 
     @property
     def makespan(self) -> float:
@@ -211,6 +214,7 @@ def _check(agents: int, swarm: str, rule: str, scheduling: float, communication:
 def simulate(
     dag: Dag, *, agents: int = 1, swarm: str = "standard", rule: str = "own-branch", policy: Policy | None = None,
     scheduling: float = 0.05, communication: float = 0.02, baseline: bool = False, rng: RNGLike,
+    stop_after: float | None = None,
 ) -> SimRun:
     """Simulate one run of ``agents`` agents on ``dag``.
 
@@ -232,6 +236,10 @@ def simulate(
         Use the single-agent baseline policy (``Policy.baseline_*``) instead.
     rng : int or numpy Generator
         Random tie-breaks; the same seed gives the same run bit for bit.
+    stop_after : float, optional
+        Agent-time budget: stop once the busy time of the finished steps exceeds it (times a
+        1e-6 margin against rounding), since every later completion is then past the budget.
+        Everything up to :attr:`SimRun.stopped_at` is exactly as in the full run.
 
     Returns
     -------
@@ -279,14 +287,18 @@ def simulate(
     fifo = 0
     n_ready = 0  # unclaimed ready steps
     owned: list[list[int]] = []
-    q = EventQueue()
-    push = q.push
+    # the event queue of :mod:`evalkit.sim.engine` inlined: (time, priority, seq, agent, step)
+    events: list = []
+    seq = 0
     heappush, heappop = heapq.heappush, heapq.heappop
     active = 0
     dispatch_pending = False
+    stop = math.inf if stop_after is None else float(stop_after) * (1.0 + 1e-6)
+    busy_done = 0.0
+    stopped_at = math.inf
 
     def begin(a: int, s: int, t: float, new: bool) -> None:
-        nonlocal n_ready
+        nonlocal n_ready, seq
         claimed[s] = 1
         n_ready -= 1
         ov = 0.0
@@ -305,7 +317,8 @@ def simulate(
         agent_of[s] = a
         sched_of[s] = ov
         comm_of[s] = cm
-        push(e, COMPLETE, (a, s))
+        heappush(events, (e, COMPLETE, seq, a, s))
+        seq += 1
 
     def pop_pool() -> int:
         while pool:
@@ -326,11 +339,12 @@ def simulate(
         active = 1
         begin(0, first, 0.0, True)
     else:
-        push(0.0, DISPATCH, None)
+        heappush(events, (0.0, DISPATCH, seq, -1, -1))
+        seq += 1
         dispatch_pending = True
 
-    while q._heap:
-        t, kind, _, payload = q.pop()
+    while events:
+        t, kind, _, a, s = heappop(events)
         if kind == DISPATCH:
             dispatch_pending = False
             m = min(cap - active, n_ready)
@@ -340,12 +354,16 @@ def simulate(
                 owned.append([])
                 begin(len(owned) - 1, s, t, True)
             continue
-        a, s = payload
+        busy_done += end[s] - start[s]
+        if busy_done > stop:  # every later completion is past the agent-time budget
+            stopped_at = t
+            break
         done_by[s] = a
         new = []
         for c in children[s]:
-            rem[c] -= 1
-            if rem[c] == 0:
+            r = rem[c] - 1
+            rem[c] = r
+            if not r:
                 new.append(c)
                 if own_rank is None:
                     unlock_order[c] = fifo
@@ -375,7 +393,7 @@ def simulate(
                 new = new[:1]
             if last_only and not recursive:
                 if new:
-                    nxt = min(new, key=own_key)
+                    nxt = new[0] if len(new) == 1 else min(new, key=own_key)
             else:
                 mine = owned[a]
                 for c in new:
@@ -400,12 +418,18 @@ def simulate(
         else:
             active -= 1
         if not recursive and active < cap and n_ready and not dispatch_pending:
-            push(t, DISPATCH, None)
+            heappush(events, (t, DISPATCH, seq, -1, -1))
+            seq += 1
             dispatch_pending = True
 
-    if sum(1 for x in claimed if x) != n:  # pragma: no cover - a model bug, not a user error
+    if stopped_at == math.inf and claimed.count(0):  # pragma: no cover - a model bug, not a user error
         raise RuntimeError("simulation ended with unfinished steps")
+    if stopped_at < math.inf:  # steps never started: no interval
+        idle = [i for i in range(n) if not claimed[i]]
+        for i in idle:
+            start[i] = end[i] = math.inf
     return SimRun(
         dag=dag, start=np.array(start), end=np.array(end), agent=np.array(agent_of), scheduling=np.array(sched_of),
         communication=np.array(comm_of), agents_started=len(owned), cap=cap, swarm=swarm, rule=rule,
+        stopped_at=stopped_at,
     )

@@ -135,8 +135,7 @@ def _system_task(job: tuple) -> pd.DataFrame:
     """Member sessions of one system on one task, cut at the member budget (module level: the
     executor pickles it)."""
     params, name, agents, k, n_sessions, seed, budget, scale, task = job
-    tr = session_traces(n_sessions * k, params, agents=agents, rng=seed, scale=scale)
-    tr = tr.loc[tr["agent_time"] <= budget / k]
+    tr = session_traces(n_sessions * k, params, agents=agents, rng=seed, scale=scale, budget=budget / k)
     frame = pd.DataFrame({
         "system": name, "task": f"t{task:02d}", "session": tr["session"].astype(str).to_numpy(),
         "budget": tr["agent_time"].to_numpy(), "score": tr["best_score"].to_numpy(),
