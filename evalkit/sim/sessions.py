@@ -76,6 +76,12 @@ def session_trace(
         ``agent_time, wall_time, best_value, best_score, coverage`` at every step completion
         (in completion order; ``agent_time`` non-decreasing).
     """
+    return pd.DataFrame(_trace_columns(dag_or_params, agents=agents, rng=rng, scale=scale, overheads=overheads,
+                                       budget=budget))
+
+
+def _trace_columns(dag_or_params, *, agents, rng, scale, overheads, budget) -> dict[str, np.ndarray]:
+    """The columns of :func:`session_trace` as arrays (no frame per session)."""
     g = as_generator(rng)
     p = _params(None if isinstance(dag_or_params, Dag) else dag_or_params)
     dag = dag_or_params if isinstance(dag_or_params, Dag) else generate_dag(p.generator, rng=g)
@@ -100,11 +106,14 @@ def session_trace(
         denom = float(scale)
         if not np.isfinite(denom) or denom <= 0:
             raise ValueError(f"scale must be 'dag' or a positive number; got {scale!r}.")
-    out = pd.DataFrame({
+    out = {
         "agent_time": area, "wall_time": t, "best_value": best,
         "best_score": np.minimum(best / denom, 1.0), "coverage": np.arange(1, t.size + 1) / dag.n_steps,
-    })
-    return out if budget is None else out.loc[out["agent_time"] <= budget].reset_index(drop=True)
+    }
+    if budget is not None:
+        keep = area <= budget
+        out = {k: v[keep] for k, v in out.items()}
+    return out
 
 
 def session_traces(
@@ -123,11 +132,11 @@ def session_traces(
     if dags is not None and len(dags) != n_sessions:
         raise ValueError(f"dags has {len(dags)} DAGs for {n_sessions} sessions.")
     seeds = np.random.SeedSequence(int(as_generator(rng).integers(2**63))).spawn(n_sessions)
-    frames = []
+    cols = []
     for i, ss in enumerate(seeds):
         src = dags[i] if dags is not None else params
-        f = session_trace(src, agents=agents, rng=np.random.default_rng(ss), scale=scale, overheads=overheads,
-                          budget=budget)
-        frames.append(f.assign(session=i))
-    return pd.concat(frames, ignore_index=True)[["session", "agent_time", "wall_time", "best_value", "best_score",
-                                                  "coverage"]]
+        cols.append(_trace_columns(src, agents=agents, rng=np.random.default_rng(ss), scale=scale,
+                                   overheads=overheads, budget=budget))
+    out = {"session": np.repeat(np.arange(n_sessions, dtype=np.int64), [c["agent_time"].size for c in cols])}
+    out.update({k: np.concatenate([c[k] for c in cols]) for k in cols[0]})
+    return pd.DataFrame(out)
