@@ -159,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from evalkit.sim.dag import generate_dags, read_dag
+    from evalkit.sim.dag import read_dag
+    from evalkit.sim.generator import generate_dags
     from evalkit.sim.experiments import sweep_executor
 
     if (args.edges is None) != (args.steps is None):

@@ -27,7 +27,7 @@ import numpy as np
 
 from evalkit._progress import ProgressFn
 from evalkit.engine import get_executor
-from evalkit.sim.dag import GeneratorParams, generate_dag
+from evalkit.sim.generator import GeneratorParams, generate_dag
 from evalkit.sim.metrics import agent_time_at, overhead_shares, time_to_best, time_to_coverage
 from evalkit.sim.swarms import RULES, Policy, simulate
 

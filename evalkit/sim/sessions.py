@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
-from evalkit.sim.dag import Dag, GeneratorParams, generate_dag
+from evalkit.sim.dag import Dag
 from evalkit.sim.experiments import SimParams, calibrated
+from evalkit.sim.generator import GeneratorParams, generate_dag
 from evalkit.sim.metrics import agent_time_at
 from evalkit.sim.swarms import simulate
 

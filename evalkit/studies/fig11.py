@@ -118,7 +118,7 @@ class Figure11Result:
 
 
 def _mean_work(params: SimParams, rng: np.random.Generator, n: int = 32) -> float:
-    from evalkit.sim.dag import generate_dag
+    from evalkit.sim.generator import generate_dag
 
     seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n)
     return float(np.mean([generate_dag(params.generator, rng=np.random.default_rng(s)).work for s in seeds]))

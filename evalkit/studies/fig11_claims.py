@@ -166,7 +166,7 @@ def figure11_claims(result: Figure11Result, *, seed: int | str = "") -> pd.DataF
 
 def _one_seed(args: tuple[tuple[Figure11Config, ...], int, bool]) -> tuple[list[pd.DataFrame], Figure11Result | None]:
     """Figure 11 on one seed for each configuration, in one process: the configurations draw the
-    same DAG seeds, so DAGs that differ only in their costs are grown once (:mod:`evalkit.sim.dag`).
+    same DAG seeds, so DAGs that differ only in their costs are grown once (:mod:`evalkit.sim.generator`).
     With ``keep``, the first configuration's result is returned too (for the figure)."""
     configs, seed, keep = args
     with warnings.catch_warnings():
