@@ -174,11 +174,24 @@ def simulate(
     stop = math.inf if stop_after is None else float(stop_after) * (1.0 + 1e-6)
     busy_done = 0.0
     stopped_at = math.inf
+    check_stop = stop_after is not None
+    # with no overheads a step ends at t + cost exactly as t + cost + 0.0 + 0.0 would
+    plain = not sched_unit and not communication
+    # pool entries are popped in key order whatever else the heap holds, so a step its own agent
+    # takes at once need not be pushed (claimed entries are skipped anyway)
+    chain = own_branch and last_only and not recursive and not shared_unlock
 
     def begin(a: int, s: int, t: float, new: bool) -> None:
         nonlocal n_ready, seq
         claimed[s] = 1
         n_ready -= 1
+        if plain:  # no overheads: the step takes its cost (sched_of, comm_of stay 0.0)
+            start[s] = t
+            end[s] = e = t + cost[s]
+            agent_of[s] = a
+            heappush(events, (e, COMPLETE, seq, a, s))
+            seq += 1
+            return
         ov = 0.0
         if sched_unit:
             if new:
@@ -232,59 +245,89 @@ def simulate(
                 owned.append([])
                 begin(len(owned) - 1, s, t, True)
             continue
-        busy_done += end[s] - start[s]
-        if busy_done > stop:  # every later completion is past the agent-time budget
-            stopped_at = t
-            break
+        if check_stop:
+            busy_done += end[s] - start[s]
+            if busy_done > stop:  # every later completion is past the agent-time budget
+                stopped_at = t
+                break
         done_by[s] = a
-        new = []
-        for c in children[s]:
-            r = rem[c] - 1
-            rem[c] = r
-            if not r:
-                new.append(c)
+        if chain:  # the post's agent: own chain to its end; the step it takes never enters the pool
+            new = []
+            for c in children[s]:
+                r = rem[c] - 1
+                rem[c] = r
+                if not r:
+                    new.append(c)
+            nxt = -1
+            if new:
+                f0 = fifo
+                fifo += len(new)
+                n_ready += len(new)
                 if own_rank is None:
-                    unlock_order[c] = fifo
-                heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
-                fifo += 1
-        n_ready += len(new)
-        if shared_unlock:  # a ready step also joins the lists of the other agents that finished a parent
-            for c in new:
-                seen = {a}
-                for j in range(pp[c], pp[c + 1]):
-                    b = done_by[pidx[j]]
-                    if b not in seen:
-                        seen.add(b)
-                        heappush(owned[b], (own_key(c), c))
-        nxt = -1
-        if own_branch:
-            if recursive and len(new) > 1:
-                new.sort(key=own_key)
-                mine = owned[a]
-                for c in new[1:]:
-                    if active < cap:
-                        active += 1
-                        owned.append([])
-                        begin(len(owned) - 1, c, t, True)
-                    else:
-                        heappush(mine, (own_key(c), c))
-                new = new[:1]
-            if last_only and not recursive:
-                if new:
-                    nxt = new[0] if len(new) == 1 else min(new, key=own_key)
-            else:
-                mine = owned[a]
+                    for j, c in enumerate(new):
+                        unlock_order[c] = f0 + j
+                nxt = new[0] if len(new) == 1 else min(new, key=own_key)
+                for j, c in enumerate(new):
+                    if c != nxt:
+                        heappush(pool, (f0 + j if pool_rank is None else pool_rank[c], c))
+        else:
+            new = []
+            for c in children[s]:
+                r = rem[c] - 1
+                rem[c] = r
+                if not r:
+                    new.append(c)
+                    if own_rank is None:
+                        unlock_order[c] = fifo
+                    heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
+                    fifo += 1
+            n_ready += len(new)
+            if shared_unlock:  # a ready step also joins the lists of the other agents that finished a parent
                 for c in new:
-                    heappush(mine, (own_key(c), c))
-                while mine:
-                    c = heappop(mine)[1]
-                    if not claimed[c]:
-                        nxt = c
-                        break
-        elif n_ready:
-            nxt = pop_pool()
+                    seen = {a}
+                    for j in range(pp[c], pp[c + 1]):
+                        b = done_by[pidx[j]]
+                        if b not in seen:
+                            seen.add(b)
+                            heappush(owned[b], (own_key(c), c))
+            nxt = -1
+            if own_branch:
+                if recursive and len(new) > 1:
+                    new.sort(key=own_key)
+                    mine = owned[a]
+                    for c in new[1:]:
+                        if active < cap:
+                            active += 1
+                            owned.append([])
+                            begin(len(owned) - 1, c, t, True)
+                        else:
+                            heappush(mine, (own_key(c), c))
+                    new = new[:1]
+                if last_only and not recursive:
+                    if new:
+                        nxt = new[0] if len(new) == 1 else min(new, key=own_key)
+                else:
+                    mine = owned[a]
+                    for c in new:
+                        heappush(mine, (own_key(c), c))
+                    while mine:
+                        c = heappop(mine)[1]
+                        if not claimed[c]:
+                            nxt = c
+                            break
+            elif n_ready:
+                nxt = pop_pool()
         if nxt >= 0:
-            begin(a, nxt, t, False)
+            if plain:  # begin() inlined for the common case: the agent carries on
+                claimed[nxt] = 1
+                n_ready -= 1
+                start[nxt] = t
+                end[nxt] = e = t + cost[nxt]
+                agent_of[nxt] = a
+                heappush(events, (e, COMPLETE, seq, a, nxt))
+                seq += 1
+            else:
+                begin(a, nxt, t, False)
             if refork:  # fork children for steps still held in the agent's list
                 mine = owned[a]
                 while active < cap and mine:
