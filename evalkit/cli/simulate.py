@@ -160,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from evalkit.sim.dag import read_dag
-    from evalkit.sim.generator import generate_dags
     from evalkit.sim.experiments import sweep_executor
+    from evalkit.sim.generator import generate_dags
 
     if (args.edges is None) != (args.steps is None):
         raise ValueError("--edges and --steps go together (a user DAG needs both files).")

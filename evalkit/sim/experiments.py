@@ -96,7 +96,8 @@ def load_params(path: str | os.PathLike | None = None) -> SimParams:
 def _record(run) -> np.ndarray:
     """(4, len(LEVELS)): time to coverage, time to best, agent-time at both."""
     tc, tb = time_to_coverage(run, LEVELS), time_to_best(run, LEVELS)
-    return np.stack([tc, tb, agent_time_at(run, tc), agent_time_at(run, tb)])
+    at = agent_time_at(run, np.concatenate([tc, tb]))  # one agent-time curve for both
+    return np.stack([tc, tb, at[: tc.size], at[tc.size :]])
 
 
 def _seeds(seed: int, index: int) -> tuple[int, int, int]:
