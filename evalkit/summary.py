@@ -29,22 +29,6 @@ from evalkit.io.schema import validate_comparisons
 __all__ = ["summarize", "alpaca_eval_summary", "infer_baseline"]
 
 
-def _long(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per (game, side): model, opponent, score, weight."""
-    a = frame["player_a"].to_numpy(dtype=object)
-    b = frame["player_b"].to_numpy(dtype=object)
-    s = frame["outcome"].to_numpy(dtype=float)
-    w = frame["weight"].to_numpy(dtype=float)
-    return pd.DataFrame(
-        {
-            "model": np.concatenate([a, b]),
-            "opponent": np.concatenate([b, a]),
-            "score": np.concatenate([s, 1.0 - s]),
-            "weight": np.concatenate([w, w]),
-        }
-    )
-
-
 def _maybe_int(values: pd.Series) -> pd.Series:
     v = values.to_numpy(dtype=float)
     return values.astype(np.int64) if np.all(v == np.round(v)) else values
@@ -73,25 +57,38 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
         counts are sums of weights (integers when the weights are); ``win_rate`` is in
         [0, 1] with ties as half; ``standard_error`` is NaN for a model with one game.
     """
-    long = _long(_frame_of(frame))
-    w, s = long["weight"], long["score"]
-    long = long.assign(
-        ws=w * s, win=w * (s > 0.5), loss=w * (s < 0.5), tie=w * (s == 0.5)
+    from evalkit.ratings.counts import encode_players  # (evalkit.ratings imports this module)
+
+    frame = _frame_of(frame)
+    players, a, b = encode_players(frame["player_a"], frame["player_b"])
+    k = len(players)
+    s = frame["outcome"].to_numpy(dtype=float)
+    w = frame["weight"].to_numpy(dtype=float)
+    model = np.concatenate([a, b])  # one entry per (game, side)
+    score = np.concatenate([s, 1.0 - s])
+    ww = np.concatenate([w, w])
+
+    def per_model(values: np.ndarray) -> np.ndarray:
+        return np.bincount(model, weights=values, minlength=k)
+
+    n = per_model(ww)
+    win_rate = per_model(ww * score) / n
+    dev = per_model(ww * (score - win_rate[model]) ** 2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.where(n > 1, np.sqrt(dev / (n - 1) / n), np.nan)
+    pairs = np.unique(model * k + np.concatenate([b, a]))
+    out = pd.DataFrame(
+        {
+            "model": list(players),
+            "n": _maybe_int(pd.Series(n)),
+            "wins": _maybe_int(pd.Series(per_model(ww * (score > 0.5)))),
+            "losses": _maybe_int(pd.Series(per_model(ww * (score < 0.5)))),
+            "ties": _maybe_int(pd.Series(per_model(ww * (score == 0.5)))),
+            "win_rate": win_rate,
+            "standard_error": se,
+            "opponents": np.bincount(pairs // k, minlength=k),
+        }
     )
-    g = long.groupby("model", sort=True)
-    out = g[["weight", "win", "loss", "tie", "ws"]].sum()
-    out["win_rate"] = out["ws"] / out["weight"]
-    dev = long["weight"] * (long["score"] - long["model"].map(out["win_rate"])) ** 2
-    n = out["weight"]
-    var = dev.groupby(long["model"]).sum() / (n - 1)
-    out["standard_error"] = np.sqrt(var / n).where(n > 1)
-    out["opponents"] = g["opponent"].nunique()
-    out = out.rename(columns={"weight": "n", "win": "wins", "loss": "losses", "tie": "ties"})
-    for col in ("n", "wins", "losses", "ties"):
-        out[col] = _maybe_int(out[col])
-    out = out.reset_index()[
-        ["model", "n", "wins", "losses", "ties", "win_rate", "standard_error", "opponents"]
-    ]
     return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
 
 

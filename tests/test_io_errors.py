@@ -250,17 +250,20 @@ def test_duplicated_column_name_in_parquet(tmp_path, read):
         read(path)
 
 
-def test_inf_weight_is_an_error(tmp_path, read):
-    path = write(tmp_path, "w.csv", "player_a,player_b,outcome,weight\nx,y,1,1\nx,y,0,inf\ny,x,1,2\n")
-    with pytest.raises(ValueError, match=re.escape(
-            "The 'weight' column in " + str(path) + " must be finite and >= 0. Got 'inf' in 1 row "
-            "(first at line 3) instead.")):
-        read(path)
-
-
-def test_inf_outcome_is_an_error(tmp_path, read):
-    path = write(tmp_path, "o.csv", "player_a,player_b,outcome\nx,y,1\nx,y,-inf\n")
-    with pytest.raises(ValueError, match=r"'outcome' column in .*o\.csv must be .* Got '?-inf'? in 1 row \(first at line 3\)"):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("player_a,player_b,outcome,weight\nx,y,1,1\nx,y,0,inf\ny,x,1,2\n",
+         "The 'weight' column in {path} must be finite and >= 0. Got 'inf' in 1 row (first at line 3) instead."),
+        ("player_a,player_b,outcome\nx,y,1\nx,y,-inf\n",
+         "The 'outcome' column in {path} must be player_a's score in [0, 1] (1 win, 0.5 tie, 0 loss). "
+         "Got -inf in 1 row (first at line 3) instead."),
+    ],
+    ids=["inf-weight", "inf-outcome"],
+)
+def test_inf_is_an_error(tmp_path, read, text, message):
+    path = write(tmp_path, "w.csv", text)
+    with pytest.raises(ValueError, match=re.escape(message.format(path=path))):
         read(path)
 
 

@@ -164,3 +164,18 @@ def test_alpaca_eval_annotators_are_matched_to_their_models():
     # AlpacaEval 2's annotator is GPT-4 Turbo, i.e. gpt-4-1106-preview, which is also its baseline
     assert match_contestants("weighted_alpaca_eval_gpt4_turbo", ["gpt4_1106_preview", "gpt4"]) == (
         ["gpt4_1106_preview"], [])
+
+
+@pytest.mark.parametrize("judge", ["gpt3", "gpt4", "crowd"])
+def test_count_warnings_equal_row_warnings(judge):
+    """`rate`/`summary` warn from the aggregated cells; the lines equal the row-based ones."""
+    from evalkit.engine.aggregate import aggregate_comparisons
+    from evalkit.report.judge import count_warnings, judge_warnings
+    from evalkit.stats.judges import judge_from_source
+
+    path = f"{LLMFAO}/{judge}-comparisons.csv"
+    frame, report = read_comparisons(path)
+    counts, _ = aggregate_comparisons(path)
+    name = judge_from_source(path)
+    rows = judge_warnings(frame, report.format, judge=name)
+    assert rows and count_warnings(counts, report.format, judge=name) == rows

@@ -98,3 +98,26 @@ def test_rate_cluster_changes_intervals_not_ratings(tmp_path, capsys):
     item = pd.read_csv(tmp_path / "item" / "leaderboard.csv").set_index("model").loc[plain.index]
     np.testing.assert_allclose(item["elo"], plain["elo"], atol=1e-9)  # same point estimate
     assert not np.allclose(item["ci_high"] - item["ci_low"], plain["ci_high"] - plain["ci_low"])
+
+
+def test_rate_and_summary_give_the_same_tables_on_every_engine(tmp_path, capsys):
+    llmfao = Path(__file__).parent / "data" / "llmfao" / "crowd-comparisons.csv"
+    outs = []
+    for engine in ("pandas", "duckdb"):
+        assert main(["rate", str(llmfao), "--cluster", "item", "--engine", engine,
+                     "--out", str(tmp_path / engine)]) == 0
+        assert main(["summary", str(llmfao), "--engine", engine]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1]
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "pandas" / "leaderboard.csv"),
+                                  pd.read_csv(tmp_path / "duckdb" / "leaderboard.csv"))
+
+
+def test_dask_engine_without_the_extra_is_one_line(tmp_path, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if evalkit[dask] were not installed
+    llmfao = Path(__file__).parent / "data" / "llmfao" / "crowd-comparisons.csv"
+    assert main(["rate", str(llmfao), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'evalkit[dask]'" in err[0]

@@ -164,3 +164,59 @@ def test_pre_aggregated_counts_equal_the_rows():
     counts, report = aggregate_comparisons(tally, format="counts")
     assert isinstance(counts, ComparisonCounts) and report.format == "counts"
     pd.testing.assert_frame_equal(leaderboard(counts), leaderboard(rows), check_exact=False, rtol=1e-10)
+
+
+def test_information_is_sparse_for_many_players():
+    from scipy.sparse import issparse
+
+    from evalkit.ratings import PairCounts, fit_bt
+    from evalkit.ratings._linalg import laplacian
+
+    rng = np.random.default_rng(0)
+    n, k = 2500, 40_000
+    i = rng.integers(0, n, k)
+    j = (i + rng.integers(1, n, k)) % n
+    ring = np.arange(n)  # a cycle in both directions keeps the ratings finite
+    c = PairCounts.from_arrays([f"m{x}" for x in range(n)], np.r_[i, ring], np.r_[j, (ring + 1) % n],
+                               np.r_[rng.integers(0, 3, k), np.ones(n)], np.r_[rng.integers(0, 3, k), np.ones(n)])
+    fit = fit_bt(c)
+    assert fit.converged and issparse(fit.information)
+    p = 1 / (1 + np.exp(-(fit.theta[c.i] - fit.theta[c.j])))
+    np.testing.assert_allclose(fit.information.toarray(), laplacian(c.i, c.j, c.total * p * (1 - p), n),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("anchor", [None, "m7"])
+@pytest.mark.parametrize(("se", "cluster"), [("hessian", None), ("sandwich", None), ("sandwich", "item")])
+def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, monkeypatch):
+    """The one-factorisation path (sparse information) gives the dense pseudo-inverse's intervals."""
+    import evalkit.ratings._linalg as linalg
+    from evalkit.ratings import elo_table, fit_bt
+    from evalkit.ratings.counts import aggregate, as_cells
+
+    rng = np.random.default_rng(1)
+    n, k = 60, 6000
+    a = rng.integers(0, n, k)
+    b = (a + rng.integers(1, n, k)) % n
+    p = 1 / (1 + np.exp(-(a - b) / 20))
+    frame = pd.DataFrame({"player_a": [f"m{x}" for x in a], "player_b": [f"m{x}" for x in b],
+                          "outcome": np.where(rng.random(k) < p, 1.0, 0.0),
+                          "item": [f"q{x}" for x in rng.integers(0, 80, k)]})
+    cells = as_cells(frame, cluster=cluster)
+    dense = elo_table(fit_bt(aggregate(cells)), se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
+    monkeypatch.setattr(linalg, "SPARSE_MIN_PLAYERS", 10)  # force the many-player path on 60 players
+    fit = fit_bt(aggregate(cells))
+    from scipy.sparse import issparse
+
+    assert issparse(fit.information)
+    large = elo_table(fit, se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
+    np.testing.assert_allclose(large["se"], dense["se"], rtol=1e-9, atol=1e-9)
+
+
+def test_moments_are_the_row_sums_of_w_o_and_w_o_squared():
+    rows = weighted_data().assign(weight=lambda f: 1.0 + (f.index % 3))
+    counts, _ = aggregate_comparisons(rows)
+    got = counts.moments().set_index(["player_a", "player_b"])
+    ref = rows.assign(sum_wo=rows["weight"] * rows["outcome"], sum_woo=rows["weight"] * rows["outcome"] ** 2)
+    ref = ref.groupby(["player_a", "player_b"])[["weight", "sum_wo", "sum_woo"]].sum()
+    pd.testing.assert_frame_equal(got, ref.loc[got.index], check_exact=False, rtol=1e-12)

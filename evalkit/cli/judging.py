@@ -17,8 +17,7 @@ from evalkit.io.write import to_markdown, write_table
 
 __all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
 
-#: Judge diagnostics and the row-level variants (``--adjust-position``, ``--by``) read the rows
-#: themselves; above this many rows the warnings are skipped (with a note) instead.
+#: The row-level variants (``--adjust-position``, ``--by``) read the rows themselves, up to this many.
 DIAGNOSTIC_MAX_ROWS = 2_000_000
 
 
@@ -41,22 +40,17 @@ def add_rate_flags(p: argparse.ArgumentParser) -> None:
     add_judge_flags(p)
 
 
-def diagnostic_rows(args: argparse.Namespace, report, *, needed: bool = False) -> pd.DataFrame | None:
-    """The comparison rows for the judge diagnostics, read with the same options as the counts.
+def diagnostic_rows(args: argparse.Namespace, report) -> pd.DataFrame:
+    """The comparison rows, for ``--adjust-position`` and ``--by`` (row-level models).
 
-    The ratings themselves come from counts reduced where the rows live; only these
-    row-level diagnostics read the rows, and only up to :data:`DIAGNOSTIC_MAX_ROWS` rows
-    (``needed=True``: the command cannot run without them, so a larger input is an error).
+    The ratings come from counts reduced where the rows live; only these variants read the
+    rows, and only up to :data:`DIAGNOSTIC_MAX_ROWS` rows.
     """
     from evalkit.io import read_comparisons
 
     if report.rows_read > DIAGNOSTIC_MAX_ROWS:
-        if needed:
-            raise ValueError(f"--adjust-position and --by fit row-level models; the input has {report.rows_read:,} "
-                             f"rows (more than {DIAGNOSTIC_MAX_ROWS:,}). Aggregate it first or rate a sample.")
-        print(f"note: judge diagnostics skipped for {report.rows_read:,} rows (they read rows; limit "
-              f"{DIAGNOSTIC_MAX_ROWS:,}); `evalkit report` on a sample shows them.", file=sys.stderr)
-        return None
+        raise ValueError(f"--adjust-position and --by fit row-level models; the input has {report.rows_read:,} "
+                         f"rows (more than {DIAGNOSTIC_MAX_ROWS:,}). Rate a sample, or drop the flag.")
     source = args.path[0] if len(args.path) == 1 else args.path
     opts = {k: getattr(args, k) for k in ("baseline", "model_name_from", "encoding") if getattr(args, k, None)}
     frame, _ = read_comparisons(source, format=getattr(args, "format", None), judge=getattr(args, "judge", None),
@@ -64,14 +58,21 @@ def diagnostic_rows(args: argparse.Namespace, report, *, needed: bool = False) -
     return frame
 
 
-def print_warnings(frame: pd.DataFrame | None, fmt: str | None, *, judge: str | None = None,
-                   cluster: str | None = None, n_clusters: int | None = None) -> None:
-    """Position-bias, self-preference and small-cluster warnings on stderr."""
-    from evalkit.report.judge import cluster_warning, judge_warnings
+def print_warnings(counts, fmt: str | None, args: argparse.Namespace) -> None:
+    """Position-bias, self-preference and small-cluster warnings on stderr, from the counts alone.
 
-    lines = judge_warnings(frame, fmt, judge=judge) if frame is not None else []
-    if cluster is not None and n_clusters is not None:
-        note = cluster_warning(int(n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
+    The judge is the ``judge`` cluster when ``--cluster judge`` is given, else ``--judge`` or the
+    name of the first file (``gpt3-comparisons.csv`` -> ``gpt-3.5-turbo``); ``evalkit report``
+    tests every judge of a multi-judge file separately.
+    """
+    from evalkit.report.judge import cluster_warning, count_warnings
+    from evalkit.stats.judges import judge_from_source
+
+    judge = getattr(args, "judge", None) or judge_from_source(str(args.path[0]))
+    lines = count_warnings(counts, fmt, judge=judge)
+    cluster = getattr(args, "cluster", None)
+    if cluster is not None and counts.n_clusters is not None:
+        note = cluster_warning(int(counts.n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
         lines += [f"warning: {note}"] if note else []
     for line in lines:
         print(line, file=sys.stderr)

@@ -10,7 +10,7 @@ from evalkit.engine.aggregate import AGGREGATION_ENGINES
 from evalkit.io import FORMATS
 from evalkit.io.write import to_markdown, write_table
 
-__all__ = ["register", "run", "add_engine_arguments"]
+__all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -64,17 +64,26 @@ def add_engine_arguments(p: argparse.ArgumentParser) -> None:
                    help="Dask scheduler for --engine dask (default: $EVALKIT_DASK_SCHEDULER)")
 
 
+def aggregate_for_cli(source, args: argparse.Namespace, **options):
+    """:func:`~evalkit.engine.aggregate_comparisons` with the CLI's engine options; a missing
+    optional extra becomes a one-line error (ValueError) instead of a traceback."""
+    from evalkit.engine.aggregate import aggregate_comparisons
+
+    try:
+        return aggregate_comparisons(source, engine=args.engine, scheduler=args.scheduler,
+                                     progress=getattr(args, "progress", None), **options)
+    except ImportError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
-    from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.ratings import leaderboard, win_rate_matrix
     from evalkit.ratings.elo import parse_anchor
 
     source = args.path[0] if len(args.path) == 1 else args.path
     progress = getattr(args, "progress", None)
-    counts, report = aggregate_comparisons(source, format=args.format, cluster=args.cluster,
-                                           engine=args.engine, scheduler=args.scheduler,
-                                           progress=progress)
+    counts, report = aggregate_for_cli(source, args, format=args.format, cluster=args.cluster)
     print(report.to_text(), file=sys.stderr)
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
     n_boot = args.bootstrap
@@ -83,10 +92,9 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
     variant = bool(args.adjust_position) or args.by is not None
-    frame = diagnostic_rows(args, report, needed=variant)
-    print_warnings(frame, report.format, judge=args.judge, cluster=args.cluster, n_clusters=counts.n_clusters)
+    print_warnings(counts, report.format, args)
     if variant:
-        rate_variant(args, frame, base=base, n_boot=n_boot)
+        rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
     table = leaderboard(
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,

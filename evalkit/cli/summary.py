@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli.rate import add_engine_arguments
+from evalkit.cli.rate import add_engine_arguments, aggregate_for_cli
 from evalkit.io import FORMATS
 from evalkit.io.write import to_markdown, write_table
 from evalkit.summary import alpaca_eval_summary, summarize
@@ -41,13 +41,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
-    from evalkit.engine.aggregate import aggregate_comparisons
-
     source = args.path[0] if len(args.path) == 1 else args.path
-    counts, report = aggregate_comparisons(
-        source, format=args.format, baseline=args.baseline, judge=args.judge,
-        model_name_from=args.model_name_from, engine=args.engine, scheduler=args.scheduler,
-        progress=getattr(args, "progress", None))
+    counts, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
+                                       judge=args.judge, model_name_from=args.model_name_from)
     print(report.to_text(), file=sys.stderr)
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(counts, baseline=args.baseline).reset_index()
@@ -57,9 +53,9 @@ def run(args: argparse.Namespace) -> int:
         title = "per-model summary (win rate with ties as half)"
     print(f"\n{title}\n")
     print(to_markdown(table, floatfmt=".4f"))
-    from evalkit.cli.judging import diagnostic_rows, print_warnings
+    from evalkit.cli.judging import print_warnings
 
-    print_warnings(diagnostic_rows(args, report), report.format, judge=args.judge)
+    print_warnings(counts, report.format, args)
     if args.out:
         path = write_table(table, args.out)
         print(f"wrote {path}", file=sys.stderr)

@@ -16,34 +16,17 @@ from typing import Any
 import pandas as pd
 
 from evalkit._progress import ProgressFn, tick
-from evalkit.engine.executor import _DASK_MISSING, SCHEDULER_ENV
+from evalkit.engine.executor import _DASK_MISSING, dask_client
 from evalkit.io._files import _CSV_NA, read_head
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import cell_spec, partition_cells
 from evalkit.io.read import detect_format
 from evalkit.io.report import ReadReport
 
-__all__ = ["dask_aggregate", "dask_client"]
+__all__ = ["dask_aggregate"]
 
 _PARQUET = (".parquet", ".pq")
 _JSONL = (".jsonl", ".ndjson", ".json")
-
-
-def dask_client(scheduler: str | Any | None) -> tuple[Any, bool]:
-    """A ``distributed.Client`` for ``scheduler`` (address, client, or the environment) and
-    whether this call opened it."""
-    try:
-        from distributed import Client
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(_DASK_MISSING) from exc
-    scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
-    if scheduler is None:
-        raise ValueError(
-            f"The Dask engine needs a scheduler: pass --scheduler tcp://HOST:PORT or set {SCHEDULER_ENV}."
-        )
-    if isinstance(scheduler, Client):
-        return scheduler, False
-    return Client(scheduler), True
 
 
 def _kind(path: str) -> str:
@@ -59,8 +42,8 @@ def _frame(path: str):
     import dask.dataframe as dd
 
     kind = _kind(path)
-    if kind == "parquet":
-        return dd.read_parquet(path), kind
+    if kind == "parquet":  # one partition per row group: a worker never holds a whole file
+        return dd.read_parquet(path, split_row_groups=True), kind
     comp = "gzip" if path.endswith(".gz") else None
     if kind == "jsonl":
         return dd.read_json(path, lines=True, blocksize=None if comp else 2**26, compression=comp), kind
@@ -88,6 +71,8 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
                      outcome_map=opts["outcome_map"])
     if spec is None:
         return None
+    needed = spec.key_columns + [c for c in (spec.outcome, spec.weight) if c] + [c for c, _ in spec.wins]
+    ddf = ddf[list(dict.fromkeys(needed))]  # only these columns are read (Parquet) or shipped
     tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
     cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])

@@ -133,11 +133,12 @@ def _duckdb_file(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
     except duckdb.Error:
         return None
     return finish_cells(cells, path=str(path), fmt=name, cluster=cluster, opts=opts,
-                        per_row=max(1, len(spec.wins)))
+                        per_row=max(1, len(spec.wins)), sorted_=True)
 
 
 def finish_cells(cells: pd.DataFrame, *, path: str, fmt: str, cluster: str | None,
-                 opts: dict[str, Any], per_row: int = 1) -> tuple[ComparisonCounts, ReadReport] | None:
+                 opts: dict[str, Any], per_row: int = 1,
+                 sorted_: bool = False) -> tuple[ComparisonCounts, ReadReport] | None:
     """Clean cells -> counts and report; None when a row is invalid (the caller re-reads)."""
     self_ok = opts["self_comparisons"] == "drop"
     if len(cells) == 0 or first_problem(cells, cluster, self_ok=self_ok) is not None:
@@ -148,10 +149,12 @@ def finish_cells(cells: pd.DataFrame, *, path: str, fmt: str, cluster: str | Non
     cells = cells.loc[~same]
     if len(cells) == 0:
         return None
-    for col in ["player_a", "player_b"] + ([cluster] if cluster else []):
-        cells[col] = cells[col].astype(object)
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
-    cells = cells.drop(columns="bad_w").sort_values(keys, kind="stable", ignore_index=True)
+    cells = cells.drop(columns="bad_w")
+    if not sorted_:
+        cells = cells.sort_values(keys, kind="stable", ignore_index=True)
+    else:
+        cells = cells.reset_index(drop=True)
     cells["n"] = cells["n"].astype("int64")
     cells["weight"] = cells["weight"].astype(float)
     kept = rows - sum(dropped.values())

@@ -87,23 +87,38 @@ class ProcessExecutor:
         return out
 
 
+def dask_client(scheduler: str | Any | None) -> tuple[Any, bool]:
+    """A ``distributed.Client`` for ``scheduler`` (address, client, or ``EVALKIT_DASK_SCHEDULER``)
+    and whether this call opened it (then the caller closes it).
+
+    Raises
+    ------
+    ImportError
+        Naming the extra ``evalkit[dask]`` when dask.distributed is not installed.
+    ValueError
+        When no scheduler is given or set.
+    """
+    try:
+        from distributed import Client
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_DASK_MISSING) from exc
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
+    if scheduler is None:
+        raise ValueError(
+            f"The Dask engine needs a scheduler: pass --scheduler tcp://HOST:PORT or set {SCHEDULER_ENV}."
+        )
+    if isinstance(scheduler, Client):
+        return scheduler, False
+    return Client(scheduler), True
+
+
 class DaskExecutor:
     """Jobs on a ``dask.distributed`` cluster (``scheduler`` address or an existing client)."""
 
     name = "dask"
 
     def __init__(self, scheduler: str | Any | None = None) -> None:
-        try:
-            from distributed import Client
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(_DASK_MISSING) from exc
-        scheduler = scheduler or os.environ.get(SCHEDULER_ENV)
-        if scheduler is None:
-            raise ValueError(
-                f"The Dask engine needs a scheduler: pass --scheduler tcp://HOST:PORT or set {SCHEDULER_ENV}."
-            )
-        self._own = not isinstance(scheduler, Client)
-        self.client = Client(scheduler) if self._own else scheduler
+        self.client, self._own = dask_client(scheduler)
         self.workers = max(1, sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values()))
 
     def map(self, fn, jobs, *, progress=None, stage="jobs"):  # noqa: D102 (see Executor)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from evalkit._errors import describe_bad, where
+from evalkit._errors import nonnegative_column, where
 from evalkit.io._common import Converted, base_frame, keep_all, require_columns
 from evalkit.io._files import LINE
 
@@ -162,13 +162,8 @@ def convert_pair_counts(raw: pd.DataFrame, *, source: str) -> Converted:
     for col, outcome in (("wins_a", 1.0), ("wins_b", 0.0), ("ties", 0.5)):
         if col not in raw.columns:
             continue
-        w = pd.to_numeric(raw[col], errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(w) | (w < 0)
-        if bad.any():
-            raise ValueError(
-                f"The '{col}' column of {source} must be a finite count >= 0. Got "
-                f"{describe_bad(raw[col].to_numpy(), bad)} {where(bad, lines)} instead."
-            )
+        w = nonnegative_column(raw, col, allowed="a finite count >= 0", source=f" of {source}",
+                               lines=lines)
         part = base_frame(raw, raw["player_a"], raw["player_b"], np.full(len(raw), outcome))
         part["weight"] = w
         for name in ("item", "task", "judge"):

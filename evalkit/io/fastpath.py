@@ -134,42 +134,76 @@ def cell_sql(spec: CellSpec, relation: str) -> str:
     return (
         f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
         "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
-        f"FROM ({rows}) GROUP BY {', '.join(group)}"
+        f"FROM ({rows}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
     )
 
 
 def _ids(values: pd.Series) -> pd.Series:
     """Id text of a column as the pandas reader makes it (integers -> '3'; missing stays missing)."""
     if pd.api.types.is_integer_dtype(values):
-        return values.astype(str).astype(object)
-    if pd.api.types.is_string_dtype(values) and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty"):
-        return values.astype(object).where(values.notna(), None)
+        return values.astype(str)
+    if isinstance(values.dtype, pd.StringDtype) or (
+        pd.api.types.is_string_dtype(values) and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty")
+    ):
+        return values
     return values.map(lambda v: None if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)).astype(object)
 
 
+def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Integer codes (-1 for missing) and the id text of each code."""
+    codes, uniques = pd.factorize(_ids(values), use_na_sentinel=True)
+    return codes, np.asarray(uniques, dtype=object)
+
+
 def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
-    """:func:`cell_sql` in pandas, for one partition (Dask's ``map_partitions``)."""
-    base = {"player_a": _ids(raw[spec.player_a]), "player_b": _ids(raw[spec.player_b])}
-    if spec.cluster:
-        base[spec.cluster_name] = _ids(raw[spec.cluster])
+    """:func:`cell_sql` in pandas, for one partition (Dask's ``map_partitions``).
+
+    Keys are grouped as integer codes (labels mapped through their distinct values), so a
+    partition costs a few vectorised passes, not a string ``groupby``.
+    """
+    names = ["player_a", "player_b"] + ([spec.cluster_name] if spec.cluster else [])
+    coded = [_codes(raw[c]) for c in spec.key_columns]
+    keys = {f"k{k}": c for k, (c, _) in enumerate(coded)}
     if spec.wins:
-        parts = [pd.DataFrame({**base, "outcome": o, "w": pd.to_numeric(raw[c], errors="coerce")})
+        parts = [pd.DataFrame({**keys, "outcome": o, "w": pd.to_numeric(raw[c], errors="coerce")})
                  for c, o in spec.wins]
         long = pd.concat(parts, ignore_index=True)
     else:
         if spec.labels is None:
-            o = pd.to_numeric(raw[spec.outcome], errors="coerce").astype(float)
+            o = pd.to_numeric(raw[spec.outcome], errors="coerce").to_numpy(dtype=float)
         else:
-            o = raw[spec.outcome].map(lambda v: spec.labels.get(v, np.nan) if isinstance(v, str) else np.nan)
+            codes, uniques = pd.factorize(raw[spec.outcome], use_na_sentinel=True)
+            table = np.array([spec.labels.get(u, np.nan) if isinstance(u, str) else np.nan
+                              for u in uniques] + [np.nan], dtype=float)
+            o = table[codes]  # code -1 (missing) -> the trailing NaN
         w = pd.to_numeric(raw[spec.weight], errors="coerce") if spec.weight else 1.0
-        long = pd.DataFrame({**base, "outcome": o.astype(float), "w": w})
+        long = pd.DataFrame({**keys, "outcome": o, "w": w})
     w = long["w"].to_numpy(dtype=float)
-    long["bad_w"] = ~np.isfinite(w) | (w < 0)
-    long["n"] = 1
-    keys = ["player_a", "player_b", "outcome"] + ([spec.cluster_name] if spec.cluster else [])
-    out = long.groupby(keys, dropna=False, sort=False).agg(
-        weight=("w", "sum"), n=("n", "sum"), bad_w=("bad_w", "max"))
-    return out.reset_index()
+    ocodes, outcomes = pd.factorize(long["outcome"].to_numpy(dtype=float), use_na_sentinel=True)
+    digits = [long[k].to_numpy() + 1 for k in keys] + [ocodes + 1]  # 0 = missing
+    dims = tuple(len(u) + 1 for _, u in coded) + (len(outcomes) + 1,)
+    key = np.ravel_multi_index(digits, dims)
+    if np.prod(dims, dtype=float) <= 4 * len(key) + 65536:  # small key space: count directly
+        counts = np.bincount(key, minlength=int(np.prod(dims)))
+        cell = np.flatnonzero(counts)
+        lookup = np.zeros(len(counts), dtype=np.int64)
+        lookup[cell] = np.arange(len(cell))
+        first = lookup[key]
+    else:
+        first, cell = pd.factorize(key)
+    bad = ~np.isfinite(w) | (w < 0)
+    out = {}
+    for k, (name, code) in enumerate(zip(names, np.unravel_index(cell, dims), strict=False)):
+        out[name] = np.append(None, coded[k][1]).astype(object)[code] if k < len(names) else None
+    out["outcome"] = np.append(np.nan, outcomes)[np.unravel_index(cell, dims)[-1]]
+    frame = pd.DataFrame({name: out[name] for name in names[:2]})
+    frame["outcome"] = out["outcome"]
+    for name in names[2:]:
+        frame[name] = out[name]
+    frame["weight"] = np.bincount(first, weights=np.where(bad, 0.0, w), minlength=len(cell))
+    frame["n"] = np.bincount(first, minlength=len(cell)).astype(np.int64)
+    frame["bad_w"] = np.bincount(first, weights=bad, minlength=len(cell)) > 0
+    return frame
 
 
 def first_problem(cells: pd.DataFrame, cluster: str | None, *, self_ok: bool) -> str | None:

@@ -3,18 +3,45 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix, diags
+from scipy.sparse import coo_matrix, diags, issparse
 from scipy.sparse.linalg import cg
 
-__all__ = ["pair_gradient", "laplacian", "solve_centred", "solve_laplacian", "pinv_centred"]
+__all__ = ["pair_gradient", "laplacian", "sparse_laplacian", "information_matrix", "dense", "solve_centred", "solve_laplacian", "pinv_centred"]
 
 # From this many players on, Newton steps use conjugate gradients on the sparse Laplacian.
 _CG_MIN_PLAYERS = 200
+# From this many players on, a fit keeps its information matrix sparse (CSR): 10,000 players
+# would need 800 MB dense, while a Laplacian has one entry per compared pair.
+SPARSE_MIN_PLAYERS = 2000
 
 
 def pair_gradient(i: np.ndarray, j: np.ndarray, r: np.ndarray, n: int) -> np.ndarray:
     """``sum_k r_k (e_i - e_j)``: per-player sum of pair residuals."""
     return np.bincount(i, weights=r, minlength=n) - np.bincount(j, weights=r, minlength=n)
+
+
+def sparse_laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0):
+    """``sum_k w_k (e_i - e_j)(e_i - e_j)^T + ridge I`` as a sparse CSR ``n x n`` matrix."""
+    deg = np.bincount(i, weights=w, minlength=n) + np.bincount(j, weights=w, minlength=n) + ridge
+    rows = np.concatenate([i, j, np.arange(n)])
+    cols = np.concatenate([j, i, np.arange(n)])
+    return coo_matrix((np.concatenate([-w, -w, deg]), (rows, cols)), shape=(n, n)).tocsr()
+
+
+def information_matrix(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0):
+    """The information Laplacian (plus ``ridge`` on the diagonal): dense below
+    :data:`SPARSE_MIN_PLAYERS` players, sparse CSR from there on."""
+    if n >= SPARSE_MIN_PLAYERS:
+        return sparse_laplacian(i, j, w, n, ridge=ridge)
+    mat = laplacian(i, j, w, n)
+    if ridge:
+        mat[np.diag_indices(n)] += ridge
+    return mat
+
+
+def dense(mat) -> np.ndarray:
+    """A dense copy-free view of ``mat`` (densified when it is a sparse matrix)."""
+    return mat.toarray() if issparse(mat) else mat
 
 
 def laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
@@ -70,13 +97,9 @@ def solve_laplacian(
     dense solve if CG does not converge.
     """
     if n >= _CG_MIN_PLAYERS:
-        deg = (
-            np.bincount(i, weights=w, minlength=n) + np.bincount(j, weights=w, minlength=n) + ridge
-        )
+        mat = sparse_laplacian(i, j, w, n, ridge=ridge)
+        deg = mat.diagonal()
         if np.all(deg > 0):
-            rows = np.concatenate([i, j, np.arange(n)])
-            cols = np.concatenate([j, i, np.arange(n)])
-            mat = coo_matrix((np.concatenate([-w, -w, deg]), (rows, cols)), shape=(n, n)).tocsr()
             atol = 1e-14 * float(np.linalg.norm(deg))  # round-off level of the gradient
             x, info = cg(mat, rhs, rtol=1e-9, atol=atol, maxiter=500, M=diags(1.0 / deg))
             if info == 0:

@@ -28,7 +28,7 @@ from scipy.sparse.csgraph import connected_components
 from evalkit._progress import ProgressFn, tick
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.counts import ComparisonCounts
-from evalkit.ratings._linalg import pinv_centred
+from evalkit.ratings._linalg import dense, pinv_centred
 from evalkit.ratings.bt import BTFit, TiesMode, fit_bt
 from evalkit.ratings.counts import PairCounts, aggregate, as_cells, encode_players, split_outcomes
 from evalkit.ratings.elo import theta_to_elo
@@ -192,10 +192,14 @@ class _UnitSums:
         self.starts = np.minimum(self.starts, max(len(stat) - 1, 0))
 
     def __call__(self, draws: np.ndarray) -> np.ndarray:
-        picked = draws[:, self.unit]
-        if not self.ones:
-            picked *= self.value
-        out = np.add.reduceat(picked, self.starts, axis=1)
+        # a few replicates at a time: the gathered (replicates x entries) block stays ~_MAX_CELLS
+        step = max(1, _MAX_CELLS // max(len(self.unit), 1))
+        out = np.empty((draws.shape[0], len(self.starts)))
+        for lo in range(0, draws.shape[0], step):
+            picked = draws[lo:lo + step, self.unit]
+            if not self.ones:
+                picked *= self.value
+            out[lo:lo + step] = np.add.reduceat(picked, self.starts, axis=1)
         out[:, self.empty] = 0.0
         return out
 
@@ -354,7 +358,7 @@ def bootstrap_bt(
     c = fit.counts
     n, k = len(c.players), len(c.i)
     h_inv0 = (
-        pinv_centred(fit.information[:n, :n], n, singular=l2 == 0) if ties != "davidson" else None
+        pinv_centred(dense(fit.information)[:n, :n], n, singular=l2 == 0) if ties != "davidson" else None
     )
     batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
     thetas, n_bad = [], 0

@@ -23,7 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy.special import expit, log_expit, logit
 
-from evalkit.ratings._linalg import laplacian, pair_gradient, solve_laplacian
+from evalkit.ratings._linalg import information_matrix, pair_gradient, solve_laplacian
 from evalkit.ratings.counts import PairCounts
 from evalkit.ratings.existence import check_existence
 
@@ -57,9 +57,10 @@ class BTFit:
     tie_param : float or None
         Davidson's ``nu`` (``P(tie) = nu * sqrt(pi_i pi_j) / (pi_i + pi_j + nu sqrt(pi_i pi_j))``);
         ``None`` for the other tie modes. evalica's ``newman`` reports ``v = nu / 2``.
-    information : numpy.ndarray
+    information : numpy.ndarray or scipy.sparse.csr_matrix
         Observed information (minus the Hessian of the penalised log-likelihood); for
-        Davidson the last row / column is for ``log(nu)``.
+        Davidson the last row / column is for ``log(nu)``. Sparse (CSR) from 2,000 players
+        on (ties "half"/"drop"): one entry per compared pair instead of ``n**2``.
     counts : PairCounts
         The data the fit was made on (needed for sandwich intervals and bootstraps).
     """
@@ -175,9 +176,7 @@ def _newton_bt(
             converged = True
             break
     p = expit(theta[i] - theta[j])
-    info = laplacian(i, j, tot * p * (1.0 - p), n)
-    if l2:
-        info[np.diag_indices(n)] += l2
+    info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2)
     return theta, it, converged, info
 
 
@@ -282,7 +281,7 @@ def fit_bt(
             theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
             i, j, w, lo = bt_data(counts, ties)
             p = expit(theta[i] - theta[j])
-            info = laplacian(i, j, (w + lo) * p * (1 - p), n)
+            info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
         else:
             theta, n_iter, converged, info = _newton_bt(counts, ties, l2, tol, max_iter, init)
         i, j, w, lo = bt_data(counts, ties)

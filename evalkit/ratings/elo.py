@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import issparse
 from scipy.special import ndtri
 
 if TYPE_CHECKING:
@@ -72,6 +73,21 @@ def theta_to_elo(
     return base + ELO_SCALE * (theta - ref)
 
 
+def _large(fit: BTFit, se: str, frame, cluster, correction, anchor: int | None) -> np.ndarray:
+    """Variances for many players (sparse information): see :mod:`evalkit.ratings._large`."""
+    from evalkit.ratings._large import large_variances
+    from evalkit.ratings.uncertainty import cluster_factor, meat
+
+    if se not in ("sandwich", "hessian"):
+        raise ValueError(f"'se' must be 'sandwich' or 'hessian'; got {se!r}.")
+    if se == "hessian":
+        return large_variances(fit, anchor=anchor)
+    mid = meat(fit, frame, cluster=cluster, sparse=True)
+    if cluster is not None:
+        mid = mid * cluster_factor(frame, cluster, correction)[0]
+    return large_variances(fit, mid, anchor=anchor)
+
+
 def elo_table(
     fit: BTFit,
     *,
@@ -110,11 +126,15 @@ def elo_table(
     """
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
     n = len(fit.theta)
-    if anchor is None:
+    if issparse(fit.information) and fit.l2 == 0 and fit.ties != "davidson":
+        var = _large(fit, se, frame, cluster, cluster_correction,
+                     None if anchor is None else _anchor_index(fit.players, anchor))
+    elif anchor is None:
+        cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
         var = np.diag(cov)
     else:
+        cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
         k = _anchor_index(fit.players, anchor)
         var = np.diag(cov) + cov[k, k] - 2.0 * cov[:, k]
         var[k] = 0.0

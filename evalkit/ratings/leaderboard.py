@@ -141,7 +141,7 @@ def leaderboard(
         robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
                   if cluster is not None and interval == "sandwich" else interval)
         attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
-    counts = summarize(frame).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
+    counts = summarize(cells).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
     out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
     out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(
         drop=True

@@ -24,7 +24,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.special import expit
 
-from evalkit.ratings._linalg import laplacian, pair_gradient, pinv_centred
+from evalkit.ratings._linalg import dense, laplacian, pair_gradient, pinv_centred, sparse_laplacian
 from evalkit.ratings.counts import encode_players, split_outcomes
 
 if TYPE_CHECKING:
@@ -51,10 +51,10 @@ def _class_scores(
     return (1.0 - p, -p, tie), None
 
 
-def _assemble(n: int, i, j, w_dd, w_dl=None, w_ll=None) -> np.ndarray:
+def _assemble(n: int, i, j, w_dd, w_dl=None, w_ll=None, *, sparse: bool = False) -> np.ndarray:
     """Pair-level second moments into the ``(n [+1]) x (n [+1])`` meat matrix."""
     if w_dl is None:
-        return laplacian(i, j, w_dd, n)
+        return sparse_laplacian(i, j, w_dd, n) if sparse else laplacian(i, j, w_dd, n)
     out = np.zeros((n + 1, n + 1))
     out[:n, :n] = laplacian(i, j, w_dd, n)
     cross = pair_gradient(i, j, w_dl, n)
@@ -65,7 +65,8 @@ def _assemble(n: int, i, j, w_dd, w_dl=None, w_ll=None) -> np.ndarray:
 
 
 def meat(
-    fit: BTFit, frame: pd.DataFrame | None = None, *, cluster: str | None = None
+    fit: BTFit, frame: pd.DataFrame | None = None, *, cluster: str | None = None,
+    sparse: bool = False,
 ) -> np.ndarray:
     """``M``: sum of outer products of score vectors at the estimate.
 
@@ -77,6 +78,8 @@ def meat(
         weights and continuous outcomes. Default: from ``fit.counts``.
     cluster : str, optional
         Column of ``frame``: scores are summed within each cluster first.
+    sparse : bool, default False
+        Return a sparse CSR matrix (ties "half"/"drop" only), for many players.
     """
     n = len(fit.theta)
     if frame is None:
@@ -87,7 +90,7 @@ def meat(
         cnt = (c.wins_i, c.wins_j, c.ties)
         w_dd = sum(m * g * g for m, g in zip(cnt, g_d, strict=True))
         if g_l is None:
-            return _assemble(n, c.i, c.j, w_dd)
+            return _assemble(n, c.i, c.j, w_dd, sparse=sparse)
         w_dl = sum(m * g * h for m, g, h in zip(cnt, g_d, g_l, strict=True))
         w_ll = float(sum(np.sum(m * h * h) for m, h in zip(cnt, g_l, strict=True)))
         return _assemble(n, c.i, c.j, w_dd, w_dl, w_ll)
@@ -108,7 +111,7 @@ def meat(
     u_l = None if g_l is None else wi * g_l[0] + wj * g_l[1] + tie * g_l[2]
     if cluster is None:  # frequency weights: w copies of the score u, sum of outer products w u u'
         if u_l is None:
-            return _assemble(n, i, j, weight * u_d * u_d)
+            return _assemble(n, i, j, weight * u_d * u_d, sparse=sparse)
         return _assemble(n, i, j, weight * u_d * u_d, weight * u_d * u_l,
                          float(np.sum(weight * u_l * u_l)))
     s_d = weight * u_d
@@ -124,7 +127,8 @@ def meat(
     cols = np.concatenate([i, j] + ([] if s_l is None else [np.full(len(i), n)]))
     vals = np.concatenate([s_d, -s_d] + ([] if s_l is None else [s_l]))
     scores = coo_matrix((vals, (rows, cols)), shape=(int(codes.max()) + 1, k)).tocsr()
-    return np.asarray((scores.T @ scores).todense())
+    product = (scores.T @ scores).tocsr()
+    return product if sparse else np.asarray(product.todense())
 
 
 def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str) -> tuple[float, int]:
@@ -189,11 +193,11 @@ def covariance(
         raise ValueError("'cluster' applies to kind='sandwich' only.")
     n = len(fit.theta)
     if ridge:
-        info = fit.information.copy()
+        info = dense(fit.information).copy()
         info[np.diag_indices(n)] += ridge
         h_inv = np.linalg.solve(info, np.eye(len(info)))
     else:
-        h_inv = pinv_centred(fit.information, n, singular=fit.singular)
+        h_inv = pinv_centred(dense(fit.information), n, singular=fit.singular)
     if kind == "hessian":
         cov = h_inv
     else:
