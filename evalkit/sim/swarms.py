@@ -251,13 +251,13 @@ def simulate(
                 stopped_at = t
                 break
         done_by[s] = a
+        new = []
+        for c in children[s]:
+            r = rem[c] - 1
+            rem[c] = r
+            if not r:
+                new.append(c)
         if chain:  # the post's agent: own chain to its end; the step it takes never enters the pool
-            new = []
-            for c in children[s]:
-                r = rem[c] - 1
-                rem[c] = r
-                if not r:
-                    new.append(c)
             nxt = -1
             if new:
                 f0 = fifo
@@ -271,16 +271,11 @@ def simulate(
                     if c != nxt:
                         heappush(pool, (f0 + j if pool_rank is None else pool_rank[c], c))
         else:
-            new = []
-            for c in children[s]:
-                r = rem[c] - 1
-                rem[c] = r
-                if not r:
-                    new.append(c)
-                    if own_rank is None:
-                        unlock_order[c] = fifo
-                    heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
-                    fifo += 1
+            for c in new:
+                if own_rank is None:
+                    unlock_order[c] = fifo
+                heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
+                fifo += 1
             n_ready += len(new)
             if shared_unlock:  # a ready step also joins the lists of the other agents that finished a parent
                 for c in new:
