@@ -170,8 +170,8 @@ def test_alpaca_eval_annotators_are_matched_to_their_models():
 def test_count_warnings_equal_row_warnings(judge):
     """`rate`/`summary` warn from the aggregated cells; the lines equal the row-based ones."""
     from evalkit.engine.aggregate import aggregate_comparisons
-    from evalkit.report.judge import count_warnings, judge_warnings
-    from evalkit.stats.judges import judge_from_source
+    from evalkit.report.judge import judge_warnings
+    from evalkit.stats.judges import count_warnings, judge_from_source
 
     path = f"{LLMFAO}/{judge}-comparisons.csv"
     frame, report = read_comparisons(path)

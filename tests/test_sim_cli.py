@@ -143,3 +143,22 @@ def test_cli_calibrate_writes_history_and_selection(tmp_path):
         assert len(vals) - 1 <= tried[f"{sec}.{k}"] <= len(vals)
     assert hist["accepted"].sum() == len(sel)
     assert load_params(out).policy == SimParams().policy
+
+
+@pytest.mark.parametrize("agents,share", [(1, 0.25), (2, 0.5), (4, 1.0)])
+def test_session_budget_cut_equals_filtered_full_trace(agents, share):
+    """A session cut at its budget (simulation stopped early) has exactly the rows of the full
+    trace at agent-time <= budget, bit for bit; the reference is the full run, filtered."""
+    from evalkit.sim import generate_dag, simulate
+
+    p = load_params()
+    dag = generate_dag(p.generator, rng=11)
+    budget = share * dag.work
+    full = session_trace(dag, agents=agents, rng=5)
+    cut = session_trace(dag, agents=agents, rng=5, budget=budget)
+    want = full.loc[full["agent_time"] <= budget].reset_index(drop=True)
+    assert len(want) < len(full) or share == 1.0
+    pd.testing.assert_frame_equal(cut, want, check_exact=True)
+    run = simulate(dag, agents=agents, policy=p.policy, scheduling=0.0, communication=0.0, baseline=agents == 1,
+                   rng=5, stop_after=budget)
+    assert (run.stopped_at < np.inf) == (share < 1.0)  # the cut runs did stop early

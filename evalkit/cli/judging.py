@@ -64,13 +64,14 @@ def print_warnings(counts, fmt: str | None, args: argparse.Namespace) -> None:
     name of the first file (``gpt3-comparisons.csv`` -> ``gpt-3.5-turbo``); ``evalkit report``
     tests every judge of a multi-judge file separately.
     """
-    from evalkit.report.judge import cluster_warning, count_warnings
-    from evalkit.stats.judges import judge_from_source
+    from evalkit.stats.judges import count_warnings, judge_from_source
 
     judge = getattr(args, "judge", None) or judge_from_source(str(args.path[0]))
     lines = count_warnings(counts, fmt, judge=judge)
     cluster = getattr(args, "cluster", None)
     if cluster is not None and counts.n_clusters is not None:
+        from evalkit.report.judge import cluster_warning
+
         note = cluster_warning(int(counts.n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
         lines += [f"warning: {note}"] if note else []
     for line in lines:

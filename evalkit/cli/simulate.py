@@ -126,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     import pandas as pd
 
-    from evalkit.sim.dag import generate_dags, read_dag
+    from evalkit.sim.dag import read_dag
     from evalkit.sim.experiments import sweep_executor
+    from evalkit.sim.generator import generate_dags
 
     if (args.edges is None) != (args.steps is None):
         raise ValueError("--edges and --steps go together (a user DAG needs both files).")

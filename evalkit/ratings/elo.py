@@ -88,6 +88,11 @@ def _large(fit: BTFit, se: str, frame, cluster, correction, anchor: int | None) 
     return large_variances(fit, mid, anchor=anchor)
 
 
+def uses_sparse_intervals(fit: BTFit) -> bool:
+    """Whether :func:`elo_table` takes the sparse large-problem path (no dense covariance)."""
+    return bool(issparse(fit.information) and fit.l2 == 0 and fit.ties != "davidson")
+
+
 def elo_table(
     fit: BTFit,
     *,
@@ -98,6 +103,7 @@ def elo_table(
     frame: pd.DataFrame | None = None,
     cluster: str | None = None,
     cluster_correction: str = "CR1",
+    cov: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Elo ratings of a fit with normal-approximation (Wald) intervals.
 
@@ -116,6 +122,9 @@ def elo_table(
         and a cluster column for the cluster-robust sandwich; see :meth:`BTFit.covariance`.
     cluster_correction : {"CR1", "CR0"}, default "CR1"
         Small-sample factor of the cluster-robust sandwich (``G / (G - 1)`` or none).
+    cov : numpy.ndarray, optional
+        The fit's centred covariance of this ``se`` kind, when the caller already has it
+        (it is then not computed again).
 
     Returns
     -------
@@ -127,14 +136,14 @@ def elo_table(
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
     n = len(fit.theta)
-    if issparse(fit.information) and fit.l2 == 0 and fit.ties != "davidson":
+    if cov is None and uses_sparse_intervals(fit):
         var = _large(fit, se, frame, cluster, cluster_correction,
                      None if anchor is None else _anchor_index(fit.players, anchor))
-    elif anchor is None:
-        cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
-        var = np.diag(cov)
     else:
-        cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
+        if cov is None:
+            cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
+        var = np.diag(cov)
+    if anchor is not None and cov is not None:
         k = _anchor_index(fit.players, anchor)
         var = np.diag(cov) + cov[k, k] - 2.0 * cov[:, k]
         var[k] = 0.0

@@ -13,7 +13,7 @@ from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bootstrap import bootstrap_bt
 from evalkit.ratings.bt import TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
-from evalkit.ratings.elo import elo_table, interval_label
+from evalkit.ratings.elo import elo_table, interval_label, uses_sparse_intervals
 from evalkit.summary import summarize
 
 __all__ = ["LEADERBOARD_COLUMNS", "leaderboard"]
@@ -101,16 +101,13 @@ def leaderboard(
     cells = as_cells(frame, cluster=cluster)
     frame = cells.cells
     fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
-    table = elo_table(
-        fit,
-        base=base,
-        anchor=anchor,
-        se="hessian" if interval == "hessian" else "sandwich",
-        level=level,
-        frame=frame,
-        cluster=cluster if interval == "sandwich" else None,
-        cluster_correction=cluster_correction,
-    )
+    se = "hessian" if interval == "hessian" else "sandwich"
+    wald_cluster = cluster if interval == "sandwich" else None
+    # one covariance serves the intervals and the rank intervals (none on the sparse path)
+    cov = None if uses_sparse_intervals(fit) else fit.covariance(
+        se, frame=frame, cluster=wald_cluster, cluster_correction=cluster_correction)
+    table = elo_table(fit, base=base, anchor=anchor, se=se, level=level, frame=frame, cluster=wald_cluster,
+                      cluster_correction=cluster_correction, cov=cov)
     label = interval_label(anchor)
     attrs = {
         "parametrisation": label,
@@ -152,4 +149,4 @@ def leaderboard(
     from evalkit.ratings.ranks import rank_columns  # rank intervals and tie groups (issue 12)
 
     return rank_columns(out, fit, boot=boot if interval == "bootstrap" else None, frame=frame, level=level, rng=rng,
-                        se="hessian" if interval == "hessian" else "sandwich", cluster=cluster)
+                        se=se, cluster=wald_cluster, cov=cov)

@@ -166,7 +166,7 @@ def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int =
 def rank_columns(
     table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
     frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
-    rng: RNGLike | None = None, max_players: int = 300,
+    rng: RNGLike | None = None, max_players: int = 300, cov: np.ndarray | None = None,
 ) -> pd.DataFrame:
     """Add ``rank_fastchat``, ``rank_low``, ``rank_high`` and ``tie_group`` to a leaderboard.
 
@@ -175,13 +175,15 @@ def rank_columns(
     Gaussian draws from the fit's ``se`` covariance (seeded by ``rng``, 0 when None: the
     Wald intervals themselves are deterministic). ``attrs["ranks"]`` says which. Above
     ``max_players`` only ``rank_fastchat`` is filled (the others are NA, and ``attrs`` says so).
+    ``cov`` is the fit's centred ``se`` covariance when the caller already has it.
     """
     if boot is not None and len(boot.theta) >= 20:
         return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, replicates=ELO_SCALE * boot.theta,
                                 how=f"{len(boot.theta)} bootstrap replicates", level=level, max_players=max_players)
     if len(fit.players) > max_players:  # do not compute a covariance that will not be used
         return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, level=level, max_players=max_players)
-    cov = fit.covariance(se, frame=frame, cluster=cluster)
+    if cov is None:
+        cov = fit.covariance(se, frame=frame, cluster=cluster)
     return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, cov=cov * ELO_SCALE**2, how=se, level=level,
                             rng=rng, max_players=max_players)
 

@@ -16,7 +16,6 @@ import warnings
 
 import pandas as pd
 
-from evalkit.io.counts import ComparisonCounts
 from evalkit.report.document import Bullets, ReportContext, Section, Table, Text
 from evalkit.stats.judges import (
     POSITION_FORMATS,
@@ -24,10 +23,12 @@ from evalkit.stats.judges import (
     judge_panels,
     position_adjusted_ratings,
     position_bias_table,
+    position_warning,
     self_preference_table,
+    self_rating_warnings,
 )
 
-__all__ = ["SmallClusterWarning", "judge_section", "judge_warnings", "count_warnings", "cluster_warning", "MIN_CLUSTERS"]
+__all__ = ["SmallClusterWarning", "judge_section", "judge_warnings", "cluster_warning", "MIN_CLUSTERS"]
 
 MIN_CLUSTERS = 30
 
@@ -149,25 +150,6 @@ def judge_section(ctx: ReportContext) -> Section | None:
     return Section("Judge diagnostics", tuple(blocks))
 
 
-def _position_line(name: str, left: float, right: float, pvalue: float) -> str:
-    favours, share = ("left", left / (left + right)) if left > right else ("right", right / (left + right))
-    return (f"warning: judge {name} favours the {favours} answer in {share:.1%} of {left + right:.0f} decisive "
-            f"votes (exact binomial p = {pvalue:.2g}); plain ratings absorb this bias: use "
-            "`evalkit rate --adjust-position`.")
-
-
-def _self_rating_lines(names, players) -> list[str]:
-    from evalkit.stats.judges import match_contestants
-
-    out = []
-    for name in sorted(names):
-        same, variants = match_contestants(name, list(players))
-        if same or variants:
-            out.append(f"warning: judge {name} is also a contestant ({', '.join(same + variants)}): it rates itself; "
-                       "`evalkit report` shows its rating with and without its own votes.")
-    return out
-
-
 def judge_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = None, alpha: float = 0.05,
                    command: str = "rate") -> list[str]:
     """Lines for stderr: significant position bias per judge and judges that rate themselves."""
@@ -177,32 +159,6 @@ def judge_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = 
         pos = position_bias_table(frame, panels)
         for r in pos.dropna(subset=["pvalue"]).itertuples():
             if r.pvalue < alpha:
-                out.append(_position_line(r.judge, r.left, r.right, r.pvalue))
+                out.append(position_warning(r.judge, r.left, r.right, r.pvalue))
     players = sorted(set(frame["player_a"]) | set(frame["player_b"]))
-    return out + _self_rating_lines(panels.unique(), players)
-
-
-def count_warnings(counts: ComparisonCounts, fmt: str | None, *, judge: str, alpha: float = 0.05) -> list[str]:
-    """:func:`judge_warnings` from aggregated cells, without the rows.
-
-    The panels are the values of the cells' ``judge`` cluster when the counts were
-    aggregated with ``cluster="judge"``, else one panel named ``judge`` (the ``--judge``
-    flag or the file name). Position bias is the exact binomial test of the left (first)
-    answer's wins among decisive votes, as in :func:`position_bias_table`.
-    """
-    from evalkit.stats.sign import sign_test_from_counts
-
-    cells = counts.cells
-    panels = cells["judge"].astype(str) if counts.cluster == "judge" else pd.Series(judge, index=cells.index)
-    out = []
-    if fmt in POSITION_FORMATS:
-        w, o = cells["weight"].to_numpy(float), cells["outcome"].to_numpy(float)
-        for name, idx in panels.groupby(panels, sort=True).groups.items():
-            k = cells.index.get_indexer(idx)
-            left, right = float(w[k][o[k] == 1.0].sum()), float(w[k][o[k] == 0.0].sum())
-            if left + right == 0 or left != round(left) or right != round(right):
-                continue  # no decisive votes, or fractional weights: no exact binomial test
-            pvalue = sign_test_from_counts(int(left), int(right), 0).pvalue
-            if pvalue < alpha:
-                out.append(_position_line(str(name), left, right, pvalue))
-    return out + _self_rating_lines(panels.unique(), counts.players)
+    return out + self_rating_warnings(panels.unique(), players)

@@ -1,21 +1,17 @@
 """The reference swarm simulator of *Predictable Swarm Scaling* (seed 000).
 
-Task DAGs (:mod:`~evalkit.sim.dag`), a deterministic event engine (:mod:`~evalkit.sim.engine`),
-single agents and standard / recursive swarms (:mod:`~evalkit.sim.swarms`), metrics
+Task DAGs (:mod:`~evalkit.sim.dag`) and their generator (:mod:`~evalkit.sim.generator`), a
+deterministic event engine (:mod:`~evalkit.sim.engine`), the agents' step rules
+(:mod:`~evalkit.sim.policy`), single agents and standard / recursive swarms
+(:mod:`~evalkit.sim.swarms`), metrics
 (:mod:`~evalkit.sim.metrics`), the figure 2-10 experiments and their claim table
 (:mod:`~evalkit.sim.experiments`, :mod:`~evalkit.sim.claims`) and the calibration search
 (:mod:`~evalkit.sim.calibrate`).
 """
 
-from evalkit.sim.dag import (
-    Dag,
-    GeneratorParams,
-    dag_from_frames,
-    generate_dag,
-    generate_dags,
-    read_dag,
-)
+from evalkit.sim.dag import Dag, dag_from_frames, read_dag
 from evalkit.sim.experiments import SimParams, load_params
+from evalkit.sim.generator import GeneratorParams, generate_dag, generate_dags
 from evalkit.sim.metrics import (
     agent_time_at,
     best_score,
@@ -25,8 +21,9 @@ from evalkit.sim.metrics import (
     time_to_best,
     time_to_coverage,
 )
+from evalkit.sim.policy import KEYS, RULES, Policy
 from evalkit.sim.sessions import population_scale, session_trace, session_traces
-from evalkit.sim.swarms import KEYS, RULES, Policy, SimRun, simulate
+from evalkit.sim.swarms import SimRun, simulate
 
 __all__ = [
     "Dag", "GeneratorParams", "generate_dag", "generate_dags", "dag_from_frames", "read_dag",

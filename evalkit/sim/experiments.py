@@ -27,7 +27,7 @@ import numpy as np
 
 from evalkit._progress import ProgressFn
 from evalkit.engine import get_executor
-from evalkit.sim.dag import GeneratorParams, generate_dag
+from evalkit.sim.generator import GeneratorParams, generate_dag
 from evalkit.sim.metrics import agent_time_at, overhead_shares, time_to_best, time_to_coverage
 from evalkit.sim.swarms import RULES, Policy, simulate
 
@@ -96,7 +96,8 @@ def load_params(path: str | os.PathLike | None = None) -> SimParams:
 def _record(run) -> np.ndarray:
     """(4, len(LEVELS)): time to coverage, time to best, agent-time at both."""
     tc, tb = time_to_coverage(run, LEVELS), time_to_best(run, LEVELS)
-    return np.stack([tc, tb, agent_time_at(run, tc), agent_time_at(run, tb)])
+    at = agent_time_at(run, np.concatenate([tc, tb]))  # one agent-time curve for both
+    return np.stack([tc, tb, at[: tc.size], at[tc.size :]])
 
 
 def _seeds(seed: int, index: int) -> tuple[int, int, int]:
@@ -190,13 +191,19 @@ class Results:
         """The curve the post plots: the mean over DAGs of each run's score at time ``t`` (each
         run's time in units of its own DAG's single-agent t_mid). Returns ``(t, mean level)``
         at every time a run reaches a grid level (a step function, right-continuous)."""
+        memo = self.__dict__.setdefault("_curves", {})
+        if (key, metric, baseline) in memo:
+            return memo[(key, metric, baseline)]
         row = {"coverage": 0, "best": 1}[metric]
         t_mid = self.data[baseline][:, 0, _level_index(0.5)]
         times = self.data[key][:, row, :] / t_mid[:, None]  # (n_dags, levels), non-decreasing
         cand = np.unique(times)
-        # mean over runs of each run's level at time t (step functions of t)
-        reached = (times[:, None, :] <= cand[None, :, None]).sum(axis=2)  # (n_dags, cand)
-        return cand, np.concatenate([[0.0], LEVELS])[reached].mean(axis=0)
+        # mean over runs of each run's level at time t (step functions of t): a run has reached
+        # as many grid levels by t as it has times <= t
+        reached = np.stack([np.searchsorted(r, cand, side="right") for r in np.sort(times, axis=1)])
+        out = cand, np.concatenate([[0.0], LEVELS])[reached].mean(axis=0)
+        memo[(key, metric, baseline)] = out
+        return out
 
     def curve_time(self, key: str, metric: str, level: float, *, baseline: str = "single") -> float:
         """Time (in t_mid units) at which the mean curve of ``key`` reaches ``level``."""

@@ -14,14 +14,16 @@ values of 64 DAGs from the same generator) when sessions on *different* DAGs are
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
-from evalkit.sim.dag import Dag, GeneratorParams, generate_dag
+from evalkit.sim.dag import Dag
 from evalkit.sim.experiments import SimParams, calibrated
+from evalkit.sim.generator import GeneratorParams, generate_dag
 from evalkit.sim.metrics import agent_time_at
 from evalkit.sim.swarms import simulate
 
@@ -47,7 +49,7 @@ def population_scale(params: SimParams | GeneratorParams | None = None, *, n_dag
 
 def session_trace(
     dag_or_params: Dag | SimParams | GeneratorParams | None = None, *, agents: int = 1, rng: RNGLike,
-    scale: str | float = "dag", overheads: bool = False,
+    scale: str | float = "dag", overheads: bool = False, budget: float | None = None,
 ) -> pd.DataFrame:
     """Trace of one session with budget = agent-time.
 
@@ -65,6 +67,9 @@ def session_trace(
     overheads : bool
         Apply the parameter set's scheduling and communication overheads (default off, as in
         figures 2-6 and 8-10).
+    budget : float, optional
+        Keep only the completions at agent-time <= ``budget`` and stop simulating soon after
+        (``simulate(stop_after=budget)``); the rows kept are those of the full trace, bit for bit.
 
     Returns
     -------
@@ -72,12 +77,26 @@ def session_trace(
         ``agent_time, wall_time, best_value, best_score, coverage`` at every step completion
         (in completion order; ``agent_time`` non-decreasing).
     """
+    return pd.DataFrame(_trace_columns(dag_or_params, agents=agents, rng=rng, scale=scale, overheads=overheads,
+                                       budget=budget))
+
+
+def _trace_columns(dag_or_params, *, agents, rng, scale, overheads, budget) -> dict[str, np.ndarray]:
+    """The columns of :func:`session_trace` as arrays (no frame per session)."""
     g = as_generator(rng)
     p = _params(None if isinstance(dag_or_params, Dag) else dag_or_params)
     dag = dag_or_params if isinstance(dag_or_params, Dag) else generate_dag(p.generator, rng=g)
     s, c = (p.scheduling, p.communication) if overheads else (0.0, 0.0)
-    run = simulate(dag, agents=agents, policy=p.policy, scheduling=s, communication=c, baseline=agents == 1, rng=g)
-    order = np.argsort(run.end, kind="stable")
+    run = simulate(dag, agents=agents, policy=p.policy, scheduling=s, communication=c, baseline=agents == 1, rng=g,
+                   stop_after=budget)
+    if budget is not None and run.stopped_at < np.inf:  # only the started steps have intervals
+        started = np.isfinite(run.start)
+        fin = np.flatnonzero(run.end <= run.stopped_at)
+        order = fin[np.argsort(run.end[fin], kind="stable")]
+        area = agent_time_at(dataclasses.replace(run, start=run.start[started], end=run.end[started]), run.end[order])
+    else:
+        order = np.argsort(run.end, kind="stable")
+        area = agent_time_at(run, run.end[order])
     t = run.end[order]
     best = np.maximum.accumulate(np.maximum(dag.value[order], 0.0))
     if isinstance(scale, str):
@@ -88,31 +107,37 @@ def session_trace(
         denom = float(scale)
         if not np.isfinite(denom) or denom <= 0:
             raise ValueError(f"scale must be 'dag' or a positive number; got {scale!r}.")
-    return pd.DataFrame({
-        "agent_time": agent_time_at(run, t), "wall_time": t, "best_value": best,
-        "best_score": np.minimum(best / denom, 1.0), "coverage": np.arange(1, t.size + 1) / t.size,
-    })
+    out = {
+        "agent_time": area, "wall_time": t, "best_value": best,
+        "best_score": np.minimum(best / denom, 1.0), "coverage": np.arange(1, t.size + 1) / dag.n_steps,
+    }
+    if budget is not None:
+        keep = area <= budget
+        out = {k: v[keep] for k, v in out.items()}
+    return out
 
 
 def session_traces(
     n_sessions: int, params: SimParams | GeneratorParams | None = None, *, agents: int = 1, rng: RNGLike,
     scale: str | float = "dag", overheads: bool = False, dags: Sequence[Dag] | None = None,
+    budget: float | None = None,
 ) -> pd.DataFrame:
     """``n_sessions`` independent sessions, each on its own DAG (or on ``dags[i]``).
 
     Returns the concatenated :func:`session_trace` frames with a ``session`` column (0..n-1).
     Session ``i`` is seeded by the ``i``-th child of ``rng``, so adding sessions never changes
-    the earlier ones.
+    the earlier ones. ``budget`` cuts every session at that agent-time (see :func:`session_trace`).
     """
     if n_sessions < 1:
         raise ValueError(f"n_sessions must be >= 1; got {n_sessions}.")
     if dags is not None and len(dags) != n_sessions:
         raise ValueError(f"dags has {len(dags)} DAGs for {n_sessions} sessions.")
     seeds = np.random.SeedSequence(int(as_generator(rng).integers(2**63))).spawn(n_sessions)
-    frames = []
+    cols = []
     for i, ss in enumerate(seeds):
         src = dags[i] if dags is not None else params
-        f = session_trace(src, agents=agents, rng=np.random.default_rng(ss), scale=scale, overheads=overheads)
-        frames.append(f.assign(session=i))
-    return pd.concat(frames, ignore_index=True)[["session", "agent_time", "wall_time", "best_value", "best_score",
-                                                  "coverage"]]
+        cols.append(_trace_columns(src, agents=agents, rng=np.random.default_rng(ss), scale=scale,
+                                   overheads=overheads, budget=budget))
+    out = {"session": np.repeat(np.arange(n_sessions, dtype=np.int64), [c["agent_time"].size for c in cols])}
+    out.update({k: np.concatenate([c[k] for c in cols]) for k in cols[0]})
+    return pd.DataFrame(out)

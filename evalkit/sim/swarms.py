@@ -31,7 +31,6 @@ Model (seed 000; every choice the seed leaves open is a knob of :class:`Policy`)
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import math
 from dataclasses import dataclass
@@ -41,95 +40,10 @@ import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.sim.dag import Dag
-from evalkit.sim.engine import COMPLETE, DISPATCH, EventQueue
+from evalkit.sim.engine import COMPLETE, DISPATCH
+from evalkit.sim.policy import _RULE_KEY, KEYS, RULES, Policy, _check, _ranks
 
-__all__ = ["RULES", "KEYS", "Policy", "SimRun", "simulate"]
-
-RULES: tuple[str, ...] = ("own-branch", "random", "shallowest", "shortest", "critical-path")
-KEYS: tuple[str, ...] = (
-    "deepest", "shallowest", "random", "shortest", "longest", "critical-path", "fifo", "biased-deep",
-)
-_RULE_KEY = {"random": "random", "shallowest": "shallowest", "shortest": "shortest", "critical-path": "critical-path"}
-SWARMS: tuple[str, ...] = ("standard", "recursive")
-
-
-@dataclass(frozen=True)
-class Policy:
-    """Step-choice rules. The defaults are the post's own rules; every other value is a named
-    departure (``docs/simulator.md`` lists them).
-
-    The post: "Each agent follows its branch to the end, then stops and frees its slot. The
-    coordinator immediately starts another agent on the next ready step", and the own-branch rule
-    is used "for all remaining experiments", so the single agent (the denominator of every
-    speedup) follows the same rule: own branch to its end, then the next ready step.
-
-    Attributes
-    ----------
-    own_key : str
-        How an own-branch agent picks among the steps its last completion unlocked (one of
-        :data:`KEYS`; default ``"deepest"``, random within a layer).
-    branch_memory : {"last", "all"}
-        ``"last"`` (the post): the agent follows one chain to its end, then stops.
-        ``"all"`` (departure): its list holds everything it unlocked and nobody took yet, so it
-        carries on with earlier branches instead of freeing its slot.
-    dispatch_key : str
-        Which ready step the coordinator gives a new agent ("the next ready step"; default
-        ``"shallowest"``, the reading of the fidelity review and issue 13; ``"fifo"`` = the
-        step that has been ready longest).
-    baseline_own_key, baseline_memory, baseline_dispatch_key : str or None
-        The same three choices for the single-agent baseline. ``None`` (the post): the same as
-        the swarm's. Anything else is a departure (the v1 calibration used a random single agent).
-    depth_bias : float
-        Strength of the ``"biased-deep"`` key: a softmax choice with weight
-        ``exp(depth_bias * depth / (D - 1))`` (Gumbel-max with one Gumbel draw per step and run;
-        0 = random, large = deepest).
-    recursive_refork : bool
-        Departure: a recursive agent also forks children for steps held in its list whenever it
-        finishes a step and fewer than the cap are active, not only for the steps that completion
-        unlocked.
-    shared_unlock : bool
-        Departure: a step that becomes ready joins the own list of *every* agent that finished one
-        of its parents (the notes' wording), not only of the agent that finished the last one.
-    """
-
-    own_key: str = "deepest"
-    branch_memory: str = "last"
-    dispatch_key: str = "shallowest"
-    baseline_own_key: str | None = None
-    baseline_memory: str | None = None
-    baseline_dispatch_key: str | None = None
-    depth_bias: float = 2.0
-    recursive_refork: bool = False
-    shared_unlock: bool = False
-
-    def __post_init__(self) -> None:
-        if not math.isfinite(self.depth_bias):
-            raise ValueError(f"Policy.depth_bias must be finite; got {self.depth_bias!r}.")
-        for name in ("own_key", "dispatch_key", "baseline_own_key", "baseline_dispatch_key"):
-            v = getattr(self, name)
-            if v not in KEYS and not (v is None and name.startswith("baseline")):
-                raise ValueError(f"Policy.{name} must be one of {KEYS}; got {v!r}.")
-        for name in ("branch_memory", "baseline_memory"):
-            v = getattr(self, name)
-            if v not in ("all", "last") and not (v is None and name.startswith("baseline")):
-                raise ValueError(f"Policy.{name} must be 'all' or 'last'; got {v!r}.")
-
-    def baseline(self) -> Policy:
-        """The policy of the single-agent baseline as a swarm policy (``None`` = the swarm's own)."""
-        return dataclasses.replace(
-            self, own_key=self.baseline_own_key or self.own_key,
-            branch_memory=self.baseline_memory or self.branch_memory,
-            dispatch_key=self.baseline_dispatch_key or self.dispatch_key,
-        )
-
-    def departures(self) -> dict[str, object]:
-        """The knobs set away from the post's rules (name -> value); empty for the post's rules."""
-        post = Policy()
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if getattr(self, f.name) != getattr(post, f.name)}
-
-    def replace(self, **changes: object) -> Policy:
-        return dataclasses.replace(self, **changes)
+__all__ = ["RULES", "KEYS", "Policy", "SimRun", "simulate"]  # the rules are re-exported from policy
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,6 +52,8 @@ class SimRun:
 
     ``start`` includes the step's scheduling overhead: the agent is busy from ``start`` to
     ``end``. ``agents_started`` counts every agent ever started; ``cap`` the concurrency cap.
+    ``stopped_at`` is the time at which a run with ``stop_after`` was cut (``inf``: it ran to the
+    end); steps finished by then have ``end <= stopped_at``, steps never started ``start = end = inf``.
     """
 
     dag: Dag
@@ -150,6 +66,7 @@ class SimRun:
     cap: int
     swarm: str
     rule: str
+    stopped_at: float = math.inf
 
     @property
     def makespan(self) -> float:
@@ -172,45 +89,10 @@ class SimRun:
         )
 
 
-def _ranks(key: str, dag: Dag, tb: np.ndarray, bias: float = 0.0) -> list[float] | None:
-    """Static priority of every step under ``key`` (lower is picked first); None = FIFO."""
-    if key == "fifo":
-        return None
-    if key == "deepest":
-        r = -dag.depth + 0.5 * tb
-    elif key == "shallowest":
-        r = dag.depth + 0.5 * tb
-    elif key == "random":
-        r = tb
-    elif key == "shortest":
-        r = dag.cost + 1e-9 * tb
-    elif key == "biased-deep":
-        gumbel = -np.log(-np.log(np.clip(tb, 1e-300, 1 - 1e-16)))
-        r = -(bias * dag.depth / max(dag.n_layers - 1, 1) + gumbel)
-    elif key == "longest":
-        r = -dag.cost + 1e-9 * tb
-    else:  # critical-path
-        r = -dag.bottom_level + 1e-9 * tb
-    return r.tolist()
-
-
-def _check(agents: int, swarm: str, rule: str, scheduling: float, communication: float) -> None:
-    if isinstance(agents, bool) or not isinstance(agents, (int, np.integer)) or agents < 1:
-        raise ValueError(f"agents (the concurrency cap) must be an integer >= 1; got {agents!r}.")
-    if swarm not in SWARMS:
-        raise ValueError(f"swarm must be one of {SWARMS}; got {swarm!r}.")
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES}; got {rule!r}.")
-    if swarm == "recursive" and rule != "own-branch":
-        raise ValueError("The recursive swarm forks along branches: it supports only rule='own-branch'.")
-    for name, v in (("scheduling", scheduling), ("communication", communication)):
-        if not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name} overhead must be a finite number >= 0; got {v!r}.")
-
-
 def simulate(
     dag: Dag, *, agents: int = 1, swarm: str = "standard", rule: str = "own-branch", policy: Policy | None = None,
     scheduling: float = 0.05, communication: float = 0.02, baseline: bool = False, rng: RNGLike,
+    stop_after: float | None = None,
 ) -> SimRun:
     """Simulate one run of ``agents`` agents on ``dag``.
 
@@ -232,6 +114,10 @@ def simulate(
         Use the single-agent baseline policy (``Policy.baseline_*``) instead.
     rng : int or numpy Generator
         Random tie-breaks; the same seed gives the same run bit for bit.
+    stop_after : float, optional
+        Agent-time budget: stop once the busy time of the finished steps exceeds it (times a
+        1e-6 margin against rounding), since every later completion is then past the budget.
+        Everything up to :attr:`SimRun.stopped_at` is exactly as in the full run.
 
     Returns
     -------
@@ -279,16 +165,33 @@ def simulate(
     fifo = 0
     n_ready = 0  # unclaimed ready steps
     owned: list[list[int]] = []
-    q = EventQueue()
-    push = q.push
+    # the event queue of :mod:`evalkit.sim.engine` inlined: (time, priority, seq, agent, step)
+    events: list = []
+    seq = 0
     heappush, heappop = heapq.heappush, heapq.heappop
     active = 0
     dispatch_pending = False
+    stop = math.inf if stop_after is None else float(stop_after) * (1.0 + 1e-6)
+    busy_done = 0.0
+    stopped_at = math.inf
+    check_stop = stop_after is not None
+    # with no overheads a step ends at t + cost exactly as t + cost + 0.0 + 0.0 would
+    plain = not sched_unit and not communication
+    # pool entries are popped in key order whatever else the heap holds, so a step its own agent
+    # takes at once need not be pushed (claimed entries are skipped anyway)
+    chain = own_branch and last_only and not recursive and not shared_unlock
 
     def begin(a: int, s: int, t: float, new: bool) -> None:
-        nonlocal n_ready
+        nonlocal n_ready, seq
         claimed[s] = 1
         n_ready -= 1
+        if plain:  # no overheads: the step takes its cost (sched_of, comm_of stay 0.0)
+            start[s] = t
+            end[s] = e = t + cost[s]
+            agent_of[s] = a
+            heappush(events, (e, COMPLETE, seq, a, s))
+            seq += 1
+            return
         ov = 0.0
         if sched_unit:
             if new:
@@ -305,7 +208,8 @@ def simulate(
         agent_of[s] = a
         sched_of[s] = ov
         comm_of[s] = cm
-        push(e, COMPLETE, (a, s))
+        heappush(events, (e, COMPLETE, seq, a, s))
+        seq += 1
 
     def pop_pool() -> int:
         while pool:
@@ -326,11 +230,12 @@ def simulate(
         active = 1
         begin(0, first, 0.0, True)
     else:
-        push(0.0, DISPATCH, None)
+        heappush(events, (0.0, DISPATCH, seq, -1, -1))
+        seq += 1
         dispatch_pending = True
 
-    while q._heap:
-        t, kind, _, payload = q.pop()
+    while events:
+        t, kind, _, a, s = heappop(events)
         if kind == DISPATCH:
             dispatch_pending = False
             m = min(cap - active, n_ready)
@@ -340,55 +245,84 @@ def simulate(
                 owned.append([])
                 begin(len(owned) - 1, s, t, True)
             continue
-        a, s = payload
+        if check_stop:
+            busy_done += end[s] - start[s]
+            if busy_done > stop:  # every later completion is past the agent-time budget
+                stopped_at = t
+                break
         done_by[s] = a
         new = []
         for c in children[s]:
-            rem[c] -= 1
-            if rem[c] == 0:
+            r = rem[c] - 1
+            rem[c] = r
+            if not r:
                 new.append(c)
+        if chain:  # the post's agent: own chain to its end; the step it takes never enters the pool
+            nxt = -1
+            if new:
+                f0 = fifo
+                fifo += len(new)
+                n_ready += len(new)
+                if own_rank is None:
+                    for j, c in enumerate(new):
+                        unlock_order[c] = f0 + j
+                nxt = new[0] if len(new) == 1 else min(new, key=own_key)
+                for j, c in enumerate(new):
+                    if c != nxt:
+                        heappush(pool, (f0 + j if pool_rank is None else pool_rank[c], c))
+        else:
+            for c in new:
                 if own_rank is None:
                     unlock_order[c] = fifo
                 heappush(pool, (fifo if pool_rank is None else pool_rank[c], c))
                 fifo += 1
-        n_ready += len(new)
-        if shared_unlock:  # a ready step also joins the lists of the other agents that finished a parent
-            for c in new:
-                seen = {a}
-                for j in range(pp[c], pp[c + 1]):
-                    b = done_by[pidx[j]]
-                    if b not in seen:
-                        seen.add(b)
-                        heappush(owned[b], (own_key(c), c))
-        nxt = -1
-        if own_branch:
-            if recursive and len(new) > 1:
-                new.sort(key=own_key)
-                mine = owned[a]
-                for c in new[1:]:
-                    if active < cap:
-                        active += 1
-                        owned.append([])
-                        begin(len(owned) - 1, c, t, True)
-                    else:
-                        heappush(mine, (own_key(c), c))
-                new = new[:1]
-            if last_only and not recursive:
-                if new:
-                    nxt = min(new, key=own_key)
-            else:
-                mine = owned[a]
+            n_ready += len(new)
+            if shared_unlock:  # a ready step also joins the lists of the other agents that finished a parent
                 for c in new:
-                    heappush(mine, (own_key(c), c))
-                while mine:
-                    c = heappop(mine)[1]
-                    if not claimed[c]:
-                        nxt = c
-                        break
-        elif n_ready:
-            nxt = pop_pool()
+                    seen = {a}
+                    for j in range(pp[c], pp[c + 1]):
+                        b = done_by[pidx[j]]
+                        if b not in seen:
+                            seen.add(b)
+                            heappush(owned[b], (own_key(c), c))
+            nxt = -1
+            if own_branch:
+                if recursive and len(new) > 1:
+                    new.sort(key=own_key)
+                    mine = owned[a]
+                    for c in new[1:]:
+                        if active < cap:
+                            active += 1
+                            owned.append([])
+                            begin(len(owned) - 1, c, t, True)
+                        else:
+                            heappush(mine, (own_key(c), c))
+                    new = new[:1]
+                if last_only and not recursive:
+                    if new:
+                        nxt = new[0] if len(new) == 1 else min(new, key=own_key)
+                else:
+                    mine = owned[a]
+                    for c in new:
+                        heappush(mine, (own_key(c), c))
+                    while mine:
+                        c = heappop(mine)[1]
+                        if not claimed[c]:
+                            nxt = c
+                            break
+            elif n_ready:
+                nxt = pop_pool()
         if nxt >= 0:
-            begin(a, nxt, t, False)
+            if plain:  # begin() inlined for the common case: the agent carries on
+                claimed[nxt] = 1
+                n_ready -= 1
+                start[nxt] = t
+                end[nxt] = e = t + cost[nxt]
+                agent_of[nxt] = a
+                heappush(events, (e, COMPLETE, seq, a, nxt))
+                seq += 1
+            else:
+                begin(a, nxt, t, False)
             if refork:  # fork children for steps still held in the agent's list
                 mine = owned[a]
                 while active < cap and mine:
@@ -400,12 +334,18 @@ def simulate(
         else:
             active -= 1
         if not recursive and active < cap and n_ready and not dispatch_pending:
-            push(t, DISPATCH, None)
+            heappush(events, (t, DISPATCH, seq, -1, -1))
+            seq += 1
             dispatch_pending = True
 
-    if sum(1 for x in claimed if x) != n:  # pragma: no cover - a model bug, not a user error
+    if stopped_at == math.inf and claimed.count(0):  # pragma: no cover - a model bug, not a user error
         raise RuntimeError("simulation ended with unfinished steps")
+    if stopped_at < math.inf:  # steps never started: no interval
+        idle = [i for i in range(n) if not claimed[i]]
+        for i in idle:
+            start[i] = end[i] = math.inf
     return SimRun(
         dag=dag, start=np.array(start), end=np.array(end), agent=np.array(agent_of), scheduling=np.array(sched_of),
         communication=np.array(comm_of), agents_started=len(owned), cap=cap, swarm=swarm, rule=rule,
+        stopped_at=stopped_at,
     )

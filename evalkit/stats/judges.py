@@ -26,15 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit.stats.agreement import (
-    cohen_kappa,
-    fleiss_kappa,
-    krippendorff_alpha_counts,
-    position_bias_test,
-)
-
 __all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
-           "self_preference_table", "agreement_table", "normalise_name", "position_adjusted_ratings"]
+           "self_preference_table", "agreement_table", "normalise_name", "position_adjusted_ratings",
+           "position_warning", "self_rating_warnings", "count_warnings"]
 
 # Formats whose player_a is the answer shown first / on the left.
 POSITION_FORMATS = ("left_right", "arena")
@@ -89,6 +83,7 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
     """Per panel: left / right / tie votes, the left share with its Clopper-Pearson interval, the exact binomial
     p-value (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer."""
     from evalkit.ratings.position import fit_position_bt, position_effect
+    from evalkit.stats.agreement import position_bias_test
 
     rows = []
     for name, idx in panels.groupby(panels, sort=True).groups.items():
@@ -222,6 +217,8 @@ def _stats(long: pd.DataFrame, what: str) -> list[dict]:
     Works on per-unit label counts (units x labels), never on a units x raters matrix, so a crowd of
     many raters costs nothing extra. Cohen's kappa when there are exactly two raters.
     """
+    from evalkit.stats.agreement import cohen_kappa, fleiss_kappa, krippendorff_alpha_counts
+
     per_unit = long.groupby("unit")["rater"].transform("size")
     shared = long[per_unit >= 2]
     if shared["unit"].nunique() < 2:
@@ -264,6 +261,7 @@ def agreement_table(frame: pd.DataFrame, panels: pd.Series) -> pd.DataFrame:
     Between panels (each panel's label on a unit is its most common label there; units where
     that is tied are left out) when there are two or more panels; among the raters of each
     panel with a ``judge`` column of several raters (a crowd)."""
+
     if "item" not in frame.columns or frame["item"].isna().any():
         return pd.DataFrame([{"between": "judges", "statistic": "none", "value": np.nan, "units": 0,
                               "note": "no item column: shared units cannot be identified"}])
@@ -289,3 +287,56 @@ def agreement_table(frame: pd.DataFrame, panels: pd.Series) -> pd.DataFrame:
         rows = [{"between": "judges", "statistic": "none", "value": np.nan, "units": 0,
                  "note": "one judge with one vote per unit: no agreement to measure"}]
     return pd.DataFrame(rows)
+
+
+def position_warning(name: str, left: float, right: float, pvalue: float) -> str:
+    """The stderr line for a judge whose decisive votes favour one side (exact binomial ``pvalue``)."""
+    favours, share = ("left", left / (left + right)) if left > right else ("right", right / (left + right))
+    return (f"warning: judge {name} favours the {favours} answer in {share:.1%} of {left + right:.0f} decisive "
+            f"votes (exact binomial p = {pvalue:.2g}); plain ratings absorb this bias: use "
+            "`evalkit rate --adjust-position`.")
+
+
+def self_rating_warnings(judges, players) -> list[str]:
+    """The stderr lines for judges whose name matches a contestant (:func:`match_contestants`)."""
+    out = []
+    for name in sorted(judges):
+        same, variants = match_contestants(name, list(players))
+        if same or variants:
+            out.append(f"warning: judge {name} is also a contestant ({', '.join(same + variants)}): it rates itself; "
+                       "`evalkit report` shows its rating with and without its own votes.")
+    return out
+
+
+def _binom_half_pvalue(k: int, n: int) -> float:
+    """Two-sided exact binomial p-value of ``k`` of ``n`` at p = 1/2 (= ``scipy.stats.binomtest``)."""
+    from scipy.special import bdtr
+
+    if 2 * k == n:
+        return 1.0
+    return float(min(1.0, 2.0 * bdtr(min(k, n - k), n, 0.5)))
+
+
+def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) -> list[str]:
+    """Position-bias and self-rating warnings from aggregated cells (a ``ComparisonCounts``), without the rows.
+
+    The panels are the values of the cells' ``judge`` cluster when the counts were
+    aggregated with ``cluster="judge"``, else one panel named ``judge`` (the ``--judge``
+    flag or the file name). Position bias is the exact binomial test of the left (first)
+    answer's wins among decisive votes, as in :func:`position_bias_table`; panels with
+    fractional weights are not tested.
+    """
+    cells = counts.cells
+    panels = cells["judge"].astype(str) if counts.cluster == "judge" else pd.Series(judge, index=cells.index)
+    out = []
+    if fmt in POSITION_FORMATS:
+        w, o = cells["weight"].to_numpy(float), cells["outcome"].to_numpy(float)
+        for name, idx in panels.groupby(panels, sort=True).groups.items():
+            k = cells.index.get_indexer(idx)
+            left, right = float(w[k][o[k] == 1.0].sum()), float(w[k][o[k] == 0.0].sum())
+            if left + right == 0 or left != round(left) or right != round(right):
+                continue
+            pvalue = _binom_half_pvalue(int(left), int(left + right))
+            if pvalue < alpha:
+                out.append(position_warning(str(name), left, right, pvalue))
+    return out + self_rating_warnings(panels.unique(), counts.players)

@@ -118,7 +118,7 @@ class Figure11Result:
 
 
 def _mean_work(params: SimParams, rng: np.random.Generator, n: int = 32) -> float:
-    from evalkit.sim.dag import generate_dag
+    from evalkit.sim.generator import generate_dag
 
     seeds = np.random.SeedSequence(int(rng.integers(2**63))).spawn(n)
     return float(np.mean([generate_dag(params.generator, rng=np.random.default_rng(s)).work for s in seeds]))
@@ -135,8 +135,7 @@ def _system_task(job: tuple) -> pd.DataFrame:
     """Member sessions of one system on one task, cut at the member budget (module level: the
     executor pickles it)."""
     params, name, agents, k, n_sessions, seed, budget, scale, task = job
-    tr = session_traces(n_sessions * k, params, agents=agents, rng=seed, scale=scale)
-    tr = tr.loc[tr["agent_time"] <= budget / k]
+    tr = session_traces(n_sessions * k, params, agents=agents, rng=seed, scale=scale, budget=budget / k)
     frame = pd.DataFrame({
         "system": name, "task": f"t{task:02d}", "session": tr["session"].astype(str).to_numpy(),
         "budget": tr["agent_time"].to_numpy(), "score": tr["best_score"].to_numpy(),

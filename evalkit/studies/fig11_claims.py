@@ -13,7 +13,7 @@ A row reports the quantile of the observed statistic in that null, not a fixed b
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import os
 import warnings
 from collections.abc import Sequence
@@ -54,7 +54,10 @@ def _start_and_level(curve: pd.DataFrame, inf) -> tuple[float, float]:
     return first, float(e[-1] - (e[0] + 400.0 * np.log10(b[-1] / b[0])))
 
 
-@functools.lru_cache(maxsize=8)
+#: Computed nulls by their arguments (a process-wide cache; the reproduction fills it from a job).
+_NULLS: dict[tuple, pd.DataFrame] = {}
+
+
 def best_of_n_null(n_tasks: int, n_sessions: int, decades: float, grid: float, *, n_replicates: int = 200,
                    rng: int = 0) -> pd.DataFrame:
     """The F11.start and F11.below statistics when every pass@1 session is best-of-n.
@@ -64,6 +67,15 @@ def best_of_n_null(n_tasks: int, n_sessions: int, decades: float, grid: float, *
     table goes through the study's checkpoints, self-Elo and inflection point. Returns
     ``start_slope, level_at_B`` per replicate.
     """
+    key = (int(n_tasks), int(n_sessions), float(decades), float(grid), int(n_replicates), int(rng))
+    if key not in _NULLS:
+        _NULLS[key] = _compute_null(key)
+    return _NULLS[key]
+
+
+def _compute_null(key: tuple) -> pd.DataFrame:
+    """:func:`best_of_n_null` uncached (module level: an executor job)."""
+    n_tasks, n_sessions, decades, grid, n_replicates, rng = key
     g = np.random.default_rng(rng)
     cps = checkpoints(1.0, decades=decades, grid=grid)
     n_att = int(round(1.0 / cps[0]))
@@ -164,15 +176,18 @@ def figure11_claims(result: Figure11Result, *, seed: int | str = "") -> pd.DataF
     return out[["claim", "figure", "text", "seed_value", "measure", "tolerance", "seed", "value", "holds", "detail"]]
 
 
-def _one_seed(args: tuple[tuple[Figure11Config, ...], int, bool]) -> tuple[list[pd.DataFrame], Figure11Result | None]:
-    """Figure 11 on one seed for each configuration, in one process: the configurations draw the
-    same DAG seeds, so DAGs that differ only in their costs are grown once (:mod:`evalkit.sim.dag`).
-    With ``keep``, the first configuration's result is returned too (for the figure)."""
+def _one_seed(args: tuple) -> object:
+    """One job of the reproduction: figure 11 on one seed for each configuration, in one process
+    (the configurations draw the same DAG seeds, so DAGs that differ only in their costs are grown
+    once, :mod:`evalkit.sim.generator`), returned without their session tables except the first
+    configuration's when ``keep`` (for the figure); or, for ``("null", key)``, the best-of-n null."""
+    if args[0] == "null":
+        return _compute_null(args[1])
     configs, seed, keep = args
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         results = [figure11(c, rng=seed) for c in configs]
-        return [figure11_claims(r, seed=seed) for r in results], (results[0] if keep else None)
+    return [r if keep and k == 0 else dataclasses.replace(r, traces=r.traces.iloc[:0]) for k, r in enumerate(results)]
 
 
 def figure11_reproduction(
@@ -194,13 +209,20 @@ def figure11_reproduction(
     base = config.params if config.params is not None else load_params()
     sims = {"model": config}
     sims.update({b: Figure11Config(**{**config.__dict__, "params": break_params(base, b)}) for b in breaks})
-    jobs = [(tuple(sims.values()), int(s), keep_first and k == 0) for k, s in enumerate(seeds)]
-    best_of_n_null(config.n_tasks, config.n_sessions, float(config.decades), float(config.grid))  # before forking
+    jobs: list[tuple] = [(tuple(sims.values()), int(s), keep_first and k == 0) for k, s in enumerate(seeds)]
+    key = (int(config.n_tasks), int(config.n_sessions), float(config.decades), float(config.grid), 200, 0)
+    if key not in _NULLS:  # the null is one more job (last: it fills the pool's tail), not a serial prelude
+        jobs.append(("null", key))
     ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
-    per_seed = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
-    frames = [fs[k].assign(simulator=n) for k, n in enumerate(sims) for fs, _ in per_seed]
+    out = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
+    if key not in _NULLS:
+        _NULLS[key] = out.pop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        per_seed = [[figure11_claims(r, seed=s) for r in rs] for rs, s in zip(out, seeds, strict=True)]
+    frames = [fs[k].assign(simulator=n) for k, n in enumerate(sims) for fs in per_seed]
     table = pd.concat(frames, ignore_index=True)
-    return (table, per_seed[0][1]) if keep_first else table
+    return (table, out[0][0]) if keep_first else table
 
 
 def write_figure11_reproduction(
