@@ -1,5 +1,7 @@
 """Judge diagnostics (issue 12): report section, CLI warnings and flags, per-category leaderboards."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -179,3 +181,17 @@ def test_count_warnings_equal_row_warnings(judge):
     name = judge_from_source(path)
     rows = judge_warnings(frame, report.format, judge=name)
     assert rows and count_warnings(counts, report.format, judge=name) == rows
+
+
+def test_judge_section_shows_hostile_judge_names_literally(tmp_path):
+    """A judge name with Markdown and HTML in it is shown as text, not rendered, in both formats."""
+    from evalkit.cli import main
+
+    name = "**bold** <b>x</b>"
+    hostile = Path(__file__).parent / "data" / "hostile" / "comparisons.csv"
+    assert main(["report", str(hostile), "--judge", name, "--out", str(tmp_path / "r"), "-q"]) == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    html = (tmp_path / "r" / "report.html").read_text()
+    section = md[md.index("## Judge diagnostics"):]
+    assert "Judges: \\*\\*bold\\*\\*" in section and "Judges: **bold**" not in section
+    assert "<strong>bold</strong>" not in html and "<b>x</b>" not in html

@@ -16,7 +16,7 @@ import warnings
 
 import pandas as pd
 
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
 from evalkit.stats.judges import (
     POSITION_FORMATS,
     agreement_table,
@@ -58,12 +58,12 @@ def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
     out = []
     for r in table.itertuples():
         if pd.isna(r.pvalue):
-            out.append(f"**{r.judge}**: {r.note}")
+            out.append(f"**{plain(r.judge)}**: {plain(r.note)}")
             continue
         decisive = r.left + r.right
         side = r.favours
         share = r.left_share if side != "right" else 1 - r.left_share
-        line = (f"**{r.judge}** favours the **{side}** answer: {share:.1%} of {decisive} decisive votes "
+        line = (f"**{plain(r.judge)}** favours the **{side}** answer: {share:.1%} of {decisive} decisive votes "
                 f"({r.ties} ties left out), exact binomial p = {r.pvalue:.2g}; left share {r.left_share:.3f} "
                 f"({level:.0%} Clopper-Pearson {r.ci_low:.3f}..{r.ci_high:.3f})")
         if not pd.isna(r.adj_odds_left):
@@ -75,18 +75,18 @@ def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
 
 def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
     if table.empty:
-        return [f"No judge name ({', '.join(judges)}) matches a contestant: no self-preference to check."]
+        return [f"No judge name ({', '.join(map(plain, judges))}) matches a contestant: no self-preference to check."]
     out = []
     for r in table.itertuples():
-        head = (f"Self-preference: judge **{r.judge}** is also a contestant, **{r.model}** ({r.match}); in "
-                f"{r.games_judged} of its games it judged, it gave {r.model} a win rate of {r.judge_win_rate:.1%}.")
+        head = (f"Self-preference: judge **{plain(r.judge)}** is also a contestant, **{plain(r.model)}** ({r.match}); in "
+                f"{r.games_judged} of its games it judged, it gave {plain(r.model)} a win rate of {r.judge_win_rate:.1%}.")
         if pd.isna(r.elo_all):
-            head += f" Rating with all votes: {r.note_all}."
+            head += f" Rating with all votes: {plain(r.note_all)}."
         else:
             head += (f" With all votes: Elo {r.elo_all:.0f} ({r.ci_low_all:.0f}..{r.ci_high_all:.0f}), rank "
                      f"{r.rank_all:.0f} of {r.n_models_all:.0f}.")
         if pd.isna(r.elo_without):
-            head += (f" Without this judge's votes: {r.note_without} — self-preference cannot be separated from "
+            head += (f" Without this judge's votes: {plain(r.note_without)} — self-preference cannot be separated from "
                      "quality here; add another judge's log of the same pairs (e.g. the crowd votes) to compare.")
         else:
             head += (f" Without this judge's votes: Elo {r.elo_without:.0f} ({r.ci_low_without:.0f}.."
@@ -108,7 +108,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
     level = ctx.params["confidence_level"]
     panels = judge_panels(frame, judge=ctx.params.get("judge"))
     judges = sorted(panels.unique())
-    blocks: list = [Text(f"Judges: {', '.join(judges)} (from the {'judge column' if 'judge' in frame else 'file name'}"
+    blocks: list = [Text(f"Judges: {', '.join(map(plain, judges))} (from the {'judge column' if 'judge' in frame else 'file name'}"
                          "; pass --judge NAME to name a single judge).")]
     results: dict = {}
     if positions:
@@ -129,7 +129,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
             moved = adj.loc[adj["rank_change"].abs().idxmax()]
             blocks += [Text(f"How far the position bias moved the ratings: Elo with a left advantage per judge "
                             f"({adj.attrs['interval']}) next to the plain Elo; the largest rank change is "
-                            f"{moved['model']} ({int(moved['rank'])} -> {int(moved['rank_adjusted'])}). Full table: "
+                            f"{plain(moved['model'])} ({int(moved['rank'])} -> {int(moved['rank_adjusted'])}). Full table: "
                             "`tables/position_adjusted.csv`."),
                        Table(adj.head(int(ctx.params.get("max_players", 20))), floatfmt=".4g",
                              csv="tables/position_adjusted.csv", data=adj)]
