@@ -106,6 +106,22 @@ def test_calibration_search_keeps_the_best_candidate():
         calibrate(start, space={("policy", "colour"): ("red",)}, seeds=(5,), n_dags=1, workers=1)
 
 
+def test_robust_objective_counts_rows_held_in_every_triple():
+    from evalkit.sim.calibrate import score_params, seed_triples
+    from evalkit.sim.claims import summarise
+
+    start = SimParams(generator=SMALL)
+    plain, table = score_params(start, seeds=(5, 6, 7, 8, 9, 10), n_dags=1, workers=1)
+    robust, _ = score_params(start, seeds=(5, 6, 7, 8, 9, 10), n_dags=1, workers=1, groups=seed_triples((5, 6, 7, 8, 9, 10)))
+    # reference: each triple summarised on its own, a row counts when it holds on >= 2 of 3 in both
+    a = summarise(table.loc[table["seed"].isin([5, 6, 7])]).set_index("claim")["holds"]
+    b = summarise(table.loc[table["seed"].isin([8, 9, 10])]).set_index("claim")["holds"]
+    assert robust.rows_held == int((a & b.reindex(a.index)).sum())
+    assert robust.seed_rows_held == plain.seed_rows_held and robust.closeness == plain.closeness
+    with pytest.raises(ValueError, match="multiple of 3 seeds"):
+        seed_triples((1, 2, 3, 4))
+
+
 def test_calibration_fits_only_what_the_post_leaves_open():
     from evalkit.sim.calibrate import SEARCH_SPACE, select
 
@@ -143,6 +159,9 @@ def test_cli_calibrate_writes_history_and_selection(tmp_path):
         assert len(vals) - 1 <= tried[f"{sec}.{k}"] <= len(vals)
     assert hist["accepted"].sum() == len(sel)
     assert load_params(out).policy == SimParams().policy
+    # the robust objective needs whole seed triples
+    assert main(["simulate", "calibrate", "--out", str(tmp_path / "r.json"), "--start", str(start), "--seeds", "3",
+                 "--robust", "--dags", "1", "--engine", "serial"]) == 2
 
 
 @pytest.mark.parametrize("agents,share", [(1, 0.25), (2, 0.5), (4, 1.0)])

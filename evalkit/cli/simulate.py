@@ -60,6 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="selection seeds (none: keep the search's result)")
     c.add_argument("--dags", type=int, default=16)
     c.add_argument("--passes", type=int, default=1)
+    c.add_argument("--robust", action="store_true",
+                   help="robustness-aware objective: a row counts only if it holds on >= 2 of 3 seeds of each "
+                        "consecutive seed triple (calibration and selection seeds alike)")
     c.add_argument("--start", default=None, help="starting parameter JSON (default: the bundled set)")
     add_engine_options(c)
     c.add_argument("--force", action="store_true", help="replace an existing --out file")
@@ -103,18 +106,21 @@ def run(args: argparse.Namespace) -> int:
         return _reproduce(args, params, ex)
     if args.action == "calibrate":
         from evalkit._output import atomic_file
-        from evalkit.sim.calibrate import calibrate, select
+        from evalkit.sim.calibrate import calibrate, seed_triples, select
 
         out = Path(args.out)
         with atomic_file(out, force=args.force) as tmp, \
                 atomic_file(out.with_suffix(".history.csv"), force=args.force) as tmp_h, \
                 atomic_file(out.with_suffix(".selection.csv"), force=args.force) as tmp_s:
+            groups = seed_triples(args.seeds) if args.robust else None
             best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
-                                          log=args.ui.info, **ex)
+                                          log=args.ui.info, groups=groups, **ex)
             hist.to_csv(tmp_h, index=False)
-            fitted = {"score": str(score), "seeds": args.seeds, "n_dags": args.dags, "evaluations": len(hist)}
+            fitted = {"score": str(score), "seeds": args.seeds, "n_dags": args.dags, "evaluations": len(hist),
+                      "objective": "robust (every seed triple)" if args.robust else "rows on >= 2/3 of seeds"}
             if args.select_seeds:
-                best, sel = select(hist, seeds=args.select_seeds, n_dags=args.dags, **ex)
+                sel_groups = seed_triples(args.select_seeds) if args.robust else None
+                best, sel = select(hist, seeds=args.select_seeds, n_dags=args.dags, groups=sel_groups, **ex)
                 sel.to_csv(tmp_s, index=False)
                 fitted["selection_seeds"] = args.select_seeds
             save_params(best, tmp, fitted=fitted)

@@ -11,7 +11,9 @@ Procedure (``evalkit simulate calibrate``)
    numbers: DAG ``i`` of seed ``s`` and every tie-break are seeded by ``(s, i)`` whatever the
    candidate, so two candidates differ only by their knobs. The score is, in order,
    (rows holding on >= 2/3 of the seeds, seed-rows holding, -mean capped tolerance-normalised
-   error) - the claim table of :mod:`evalkit.sim.claims`, never a single claim.
+   error) - the claim table of :mod:`evalkit.sim.claims`, never a single claim. The
+   robustness-aware objective (``groups``, CLI ``--robust``) counts a row only if it holds on
+   >= 2/3 of *each* seed triple (100-102 and 103-105), as the acceptance counts 0-2 and 7-9.
 3. Sweep the knobs of :data:`SEARCH_SPACE` one at a time over their candidate values, keep a
    value when it improves the score (``max_passes`` sweeps). Every evaluation is logged.
 4. Select: score the start and every accepted candidate on the *selection seeds* (default
@@ -32,7 +34,8 @@ import pandas as pd
 from evalkit.sim.claims import BEST_TOL, CLAIMS, TOLERANCE, claim_table, summarise
 from evalkit.sim.experiments import SimParams, run_experiments
 
-__all__ = ["SEARCH_SPACE", "CALIBRATION_SEEDS", "SELECTION_SEEDS", "Score", "score_params", "calibrate", "select"]
+__all__ = ["SEARCH_SPACE", "CALIBRATION_SEEDS", "SELECTION_SEEDS", "CALIBRATION_GROUPS", "SELECTION_GROUPS",
+           "seed_triples", "Score", "score_params", "calibrate", "select"]
 
 # (section, knob) -> candidate values: the generator (layer profile, merges, selection), the cost
 # law and the value model only. "policy" knobs (the agents' rules) and the aggregator are fixed.
@@ -49,8 +52,21 @@ SEARCH_SPACE: dict[tuple[str, str], tuple] = {
     ("generator", "mu_bottom"): (-1.5, -1.0, -0.5),
     ("generator", "n_layers"): (14.0, 17.0, 20.0),
 }
+
+
+def seed_triples(seeds: Sequence[int]) -> tuple[tuple[int, ...], ...]:
+    """Consecutive triples of ``seeds`` - the groups of the robustness-aware objective."""
+    if len(seeds) < 3 or len(seeds) % 3:
+        raise ValueError(f"The robust objective needs a multiple of 3 seeds (one group per triple). Got {len(seeds)} "
+                         f"seeds ({list(seeds)}) instead.")
+    return tuple(tuple(seeds[i:i + 3]) for i in range(0, len(seeds), 3))
+
+
 CALIBRATION_SEEDS: tuple[int, ...] = (100, 101, 102, 103, 104, 105)
 SELECTION_SEEDS: tuple[int, ...] = (200, 201, 202, 203, 204, 205)
+# The robustness-aware objective's groups: a row must hold on >= 2/3 of each triple.
+CALIBRATION_GROUPS: tuple[tuple[int, ...], ...] = seed_triples(CALIBRATION_SEEDS)
+SELECTION_GROUPS: tuple[tuple[int, ...], ...] = seed_triples(SELECTION_SEEDS)
 
 
 @dataclass(frozen=True, order=True)
@@ -82,11 +98,16 @@ def _error(row: pd.Series) -> float:
 
 def score_params(params: SimParams, *, seeds: Sequence[int] = CALIBRATION_SEEDS, n_dags: int = 16,
                  workers: int | None = None, engine: str | None = None, scheduler: object = None,
-                 ) -> tuple[Score, pd.DataFrame]:
-    """Score one candidate on the claim table; returns the score and the claim table."""
+                 groups: Sequence[Sequence[int]] | None = None) -> tuple[Score, pd.DataFrame]:
+    """Score one candidate on the claim table; returns the score and the claim table.
+
+    With ``groups`` (e.g. the two triples of the calibration seeds) a row counts only if it
+    holds on >= 2/3 of the seeds of *every* group - the robustness-aware objective, mirroring
+    the acceptance rule of reporting on 0-2 and 7-9 separately.
+    """
     table = claim_table(run_experiments(params, seeds=seeds, n_dags=n_dags, workers=workers, engine=engine,
                                         scheduler=scheduler), CLAIMS)
-    summary = summarise(table)
+    summary = summarise(table, groups)
     err = np.minimum(table.apply(_error, axis=1).to_numpy(), 3.0)
     return Score(int(summary["holds"].sum()), int(table["holds"].sum()), -float(err.mean())), table
 
@@ -106,6 +127,7 @@ def calibrate(
     start: SimParams | None = None, *, space: dict[tuple[str, str], tuple] | None = None,
     seeds: Sequence[int] = CALIBRATION_SEEDS, n_dags: int = 16, max_passes: int = 1, workers: int | None = None,
     engine: str | None = None, scheduler: object = None, log: Callable[[str], None] | None = None,
+    groups: Sequence[Sequence[int]] | None = None,
 ) -> tuple[SimParams, Score, pd.DataFrame]:
     """Coordinate search over ``space`` scored by the claim table.
 
@@ -121,7 +143,7 @@ def calibrate(
         target = SimParams() if section == "sim" else getattr(SimParams(), section, None)
         if section not in ("generator", "policy", "sim") or not hasattr(target, knob):
             raise ValueError(f"Unknown knob {section}.{knob} in the search space.")
-    ex = dict(seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler)
+    ex = dict(seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler, groups=groups)
     best = start or SimParams()
     best_score, _ = score_params(best, **ex)
     rows = [{"pass": 0, "knob": "start", "value": "", **dataclasses.asdict(best_score), "accepted": True,
@@ -152,7 +174,7 @@ def calibrate(
 
 def select(
     history: pd.DataFrame, *, seeds: Sequence[int] = SELECTION_SEEDS, n_dags: int = 16, workers: int | None = None,
-    engine: str | None = None, scheduler: object = None,
+    engine: str | None = None, scheduler: object = None, groups: Sequence[Sequence[int]] | None = None,
 ) -> tuple[SimParams, pd.DataFrame]:
     """Score every accepted candidate of a :func:`calibrate` history on the selection seeds.
 
@@ -165,7 +187,8 @@ def select(
     rows, best, best_s = [], None, None
     for _, h in acc.iterrows():
         cand = SimParams.from_dict(json.loads(h["params"]))
-        s, _ = score_params(cand, seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler)
+        s, _ = score_params(cand, seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler,
+                            groups=groups)
         rows.append({"knob": h["knob"], "value": h["value"], **dataclasses.asdict(s)})
         if best_s is None or s > best_s:
             best, best_s = cand, s
