@@ -220,3 +220,24 @@ def test_moments_are_the_row_sums_of_w_o_and_w_o_squared():
     ref = rows.assign(sum_wo=rows["weight"] * rows["outcome"], sum_woo=rows["weight"] * rows["outcome"] ** 2)
     ref = ref.groupby(["player_a", "player_b"])[["weight", "sum_wo", "sum_woo"]].sum()
     pd.testing.assert_frame_equal(got, ref.loc[got.index], check_exact=False, rtol=1e-12)
+
+
+@pytest.mark.parametrize("error", ["InterruptException", "RuntimeError"])
+def test_duckdb_interrupt_is_a_keyboard_interrupt(error, tmp_path):
+    """A Ctrl-C that DuckDB turns into an error (it is a duckdb.Error subclass) must not read as a
+    failed query (a silent fallback to the pandas reader) nor as an internal error."""
+    import duckdb
+
+    from evalkit.engine import aggregate as agg
+
+    class Interrupted:
+        def sql(self, _sql):
+            exc = duckdb.InterruptException("INTERRUPT Error") if error == "InterruptException" else RuntimeError(
+                "Query interrupted")
+            raise exc
+
+    path = tmp_path / "votes.csv"
+    path.write_text("model_a,model_b,winner\na,b,model_a\n")
+    with pytest.raises(KeyboardInterrupt):
+        agg._duckdb_file(Interrupted(), path, fmt=None, cluster=None,
+                         opts={"columns": None, "outcome_map": None, "self_comparisons": "error"})

@@ -105,6 +105,26 @@ def _relation(path: Path, head: bytes) -> str | None:
     return f"read_json({lit}, format={fmt}, compression={gz})"
 
 
+def _run(con: Any, sql: str, fetch: str) -> Any:
+    """Run a DuckDB query; a Ctrl-C that DuckDB turned into an error is a Ctrl-C again.
+
+    DuckDB catches SIGINT while a query runs and raises ``InterruptException`` (or, through
+    some of its Python paths, ``RuntimeError("Query interrupted")``); the CLI must see
+    :class:`KeyboardInterrupt` (exit 130, one line), not an internal error or a fallback read.
+    """
+    import duckdb
+
+    try:
+        rel = con.sql(sql)
+        return rel.df() if fetch == "df" else rel.fetchall()
+    except duckdb.InterruptException as exc:
+        raise KeyboardInterrupt from exc
+    except RuntimeError as exc:
+        if "interrupted" in str(exc).lower():
+            raise KeyboardInterrupt from exc
+        raise
+
+
 def _duckdb_file(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
                  opts: dict[str, Any]) -> tuple[ComparisonCounts, ReadReport] | None:
     """Cells of one file by DuckDB, or None when the pandas reader must read it."""
@@ -116,7 +136,7 @@ def _duckdb_file(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
     if rel is None:
         return None
     try:
-        schema = con.sql(f"DESCRIBE SELECT * FROM {rel}").fetchall()
+        schema = _run(con, f"DESCRIBE SELECT * FROM {rel}", "all")
     except duckdb.Error:
         return None
     types = {row[0]: str(row[1]) for row in schema}
@@ -129,7 +149,7 @@ def _duckdb_file(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
     if spec is None or any(types.get(c) not in KEY_TYPES for c in spec.key_columns):
         return None
     try:
-        cells = con.sql(cell_sql(spec, rel)).df()
+        cells = _run(con, cell_sql(spec, rel), "df")
     except duckdb.Error:
         return None
     return finish_cells(cells, path=str(path), fmt=name, cluster=cluster, opts=opts,
