@@ -89,15 +89,7 @@ def leaderboard(
         ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
         ``cluster``: ``n_clusters`` and ``cluster_correction``.
     """
-    if interval is None:
-        interval = "sandwich"
-    if interval not in _INTERVALS:
-        raise ValueError(f"'interval' must be one of {_INTERVALS}; got {interval!r}.")
-    if cluster is not None and interval == "hessian":
-        raise ValueError(
-            "'cluster' needs interval='sandwich' (cluster-robust) or 'bootstrap' (clusters resampled); "
-            "Hessian intervals assume independent comparisons."
-        )
+    interval = _check_interval(interval, cluster=cluster, rng=rng)
     cells = as_cells(frame, cluster=cluster)
     frame = cells.cells
     fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
@@ -109,24 +101,11 @@ def leaderboard(
     table = elo_table(fit, base=base, anchor=anchor, se=se, level=level, frame=frame, cluster=wald_cluster,
                       cluster_correction=cluster_correction, cov=cov)
     label = interval_label(anchor)
-    attrs = {
-        "parametrisation": label,
-        "ties": ties,
-        "n_iter": fit.n_iter,
-        "grad_norm": fit.grad_norm,
-        "converged": fit.converged,
-        "tie_param": fit.tie_param,
-        "level": level,
-    }
-    if cluster is not None:
-        attrs["n_clusters"] = cells.n_clusters
-        if interval == "sandwich":
-            attrs["cluster_correction"] = cluster_correction
+    attrs = {"parametrisation": label, **_fit_attrs(
+        fit, ties=ties, level=level, interval=interval, cluster=cluster, n_clusters=cells.n_clusters,
+        cluster_correction=cluster_correction)}
+    boot = None
     if interval == "bootstrap":
-        if rng is None:
-            raise ValueError(
-                "interval='bootstrap' needs a seed: pass rng=<int> (evalkit never uses a global seed)."
-            )
         boot = bootstrap_bt(cells, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit,
                             progress=progress)
         lo, hi = boot.confidence_interval(level, base=base, anchor=anchor)
@@ -138,15 +117,45 @@ def leaderboard(
         robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
                   if cluster is not None and interval == "sandwich" else interval)
         attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
-    counts = summarize(cells).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
-    out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
-    out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(
-        drop=True
-    )
-    out.insert(0, "rank", np.arange(1, len(out) + 1))
-    out = out[list(LEADERBOARD_COLUMNS)]
+    out = _tabulate(table, cells)
     out.attrs.update(attrs)
     from evalkit.ratings.ranks import rank_columns  # rank intervals and tie groups (issue 12)
 
-    return rank_columns(out, fit, boot=boot if interval == "bootstrap" else None, frame=frame, level=level, rng=rng,
+    return rank_columns(out, fit, boot=boot, frame=frame, level=level, rng=rng,
                         se=se, cluster=wald_cluster, cov=cov)
+
+
+def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> str:
+    """The interval kind (default ``"sandwich"``), checked before any work is done."""
+    interval = "sandwich" if interval is None else interval
+    if interval not in _INTERVALS:
+        raise ValueError(f"'interval' must be one of {_INTERVALS}; got {interval!r}.")
+    if cluster is not None and interval == "hessian":
+        raise ValueError(
+            "'cluster' needs interval='sandwich' (cluster-robust) or 'bootstrap' (clusters resampled); "
+            "Hessian intervals assume independent comparisons."
+        )
+    if interval == "bootstrap" and rng is None:
+        raise ValueError("interval='bootstrap' needs a seed: pass rng=<int> (evalkit never uses a global seed).")
+    return interval
+
+
+def _fit_attrs(fit, *, ties: str, level: float, interval: str, cluster: str | None, n_clusters: int | None,
+               cluster_correction: str) -> dict:
+    """The method record of a leaderboard (its ``attrs``) before the interval is named."""
+    attrs = {"ties": ties, "n_iter": fit.n_iter, "grad_norm": fit.grad_norm, "converged": fit.converged,
+             "tie_param": fit.tie_param, "level": level}
+    if cluster is not None:
+        attrs["n_clusters"] = n_clusters
+        if interval == "sandwich":
+            attrs["cluster_correction"] = cluster_correction
+    return attrs
+
+
+def _tabulate(table: pd.DataFrame, cells: ComparisonCounts) -> pd.DataFrame:
+    """Elo table joined with the per-model counts, best model first, ranked."""
+    counts = summarize(cells).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
+    out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
+    out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    out.insert(0, "rank", np.arange(1, len(out) + 1))
+    return out[list(LEADERBOARD_COLUMNS)]
