@@ -56,6 +56,25 @@ class Claim:
     measure: str
     value: Callable[[Results], float]
     check: Callable[[Results], bool] | None = None
+    #: For an ordering whose value is the statistic its check compares: the open interval the value must
+    #: lie in (``None``: the check is not a threshold on the value, e.g. a yes/no count).
+    bounds: tuple[float, float] | None = None
+
+    def edges(self) -> tuple[float, float, bool] | None:
+        """``(lo, hi, log)``: the interval the value must lie in, and whether margins are read on the log
+        scale (speedups and sizes); ``None`` when the check is not a threshold on the value."""
+        inf = float("inf")
+        if self.measure == "ordering":
+            return None if self.bounds is None else (*self.bounds, False)
+        if self.measure == "below":
+            return -inf, float(self.seed), False
+        how, tol = self._tol()
+        s = float(self.seed)
+        if how == "log":
+            return s * np.exp(-tol), s * np.exp(tol), True
+        if how == "rel":
+            return s * (1 - tol), s * (1 + tol), True
+        return s - tol, s + tol, False
 
     def _tol(self) -> tuple[str, float]:
         how, tol = TOLERANCE[self.measure]
@@ -177,16 +196,19 @@ def _w(D: int, swarm: str, metric: str, level: float) -> Callable[[Results], flo
     return _sp(f"width|{D}|{swarm}", metric, level, f"width|{D}|single")
 
 
+_INF = float("inf")
+_ABOVE1, _BELOW1 = (1.0, _INF), (-_INF, 1.0)  # the ratio orderings: > 1 or < 1
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("F2.size", "2", "task DAGs average about 730 steps (mean over the seed's DAGs)", 730, "size",
           lambda r: float(r.data["n_steps"].mean())),
     Claim("F2.scov", "2", "single agent: coverage is S-shaped in log time (middle rate / end rates, min)", None,
-          "ordering", lambda r: _s_shape(r, "coverage"), lambda r: _s_shape(r, "coverage") > 1),
+          "ordering", lambda r: _s_shape(r, "coverage"), lambda r: _s_shape(r, "coverage") > 1, bounds=_ABOVE1),
     Claim("F2.sbest", "2", "single agent: best score is S-shaped in log time (middle rate / end rates, min)", None,
-          "ordering", lambda r: _s_shape(r, "best"), lambda r: _s_shape(r, "best") > 1),
+          "ordering", lambda r: _s_shape(r, "best"), lambda r: _s_shape(r, "best") > 1, bounds=_ABOVE1),
     Claim("F2.gentle", "2", "single agent: best score rises more gently than coverage (log-time 10%->90%)", None,
           "ordering", lambda r: _log_rise(r, "best") / _log_rise(r, "coverage"),
-          lambda r: _log_rise(r, "best") > _log_rise(r, "coverage")),
+          lambda r: _log_rise(r, "best") > _log_rise(r, "coverage"), bounds=_ABOVE1),
     Claim("F3.cov50", "3", "standard 16: coverage speedup at 50%", 13, "coverage", _sp("standard|16", "coverage", 0.5)),
     Claim("F3.cov90", "3", "standard 16: coverage speedup at 90%", 22, "coverage", _sp("standard|16", "coverage", 0.9)),
     Claim("F3.best50", "3", "standard 16: best-score speedup at 50%", 6.6, "best", _sp("standard|16", "best", 0.5)),
@@ -195,16 +217,16 @@ CLAIMS: tuple[Claim, ...] = (
           lambda r: float(_monotone(r)), _monotone),
     Claim("F3.bestless", "3", "at 50% the best score shifts less than coverage (standard 16)", None, "ordering",
           lambda r: r.speedup("standard|16", "best", 0.5) / r.speedup("standard|16", "coverage", 0.5),
-          lambda r: r.speedup("standard|16", "best", 0.5) < r.speedup("standard|16", "coverage", 0.5)),
+          lambda r: r.speedup("standard|16", "best", 0.5) < r.speedup("standard|16", "coverage", 0.5), bounds=_BELOW1),
     Claim("F4.cov50", "4", "recursive 16: coverage speedup at 50%", 6.7, "coverage", _sp("recursive|16", "coverage", 0.5)),
     Claim("F4.cov90", "4", "recursive 16: coverage speedup at 90%", 12, "coverage", _sp("recursive|16", "coverage", 0.9)),
     Claim("F4.best50", "4", "recursive 16: best-score speedup at 50%", 4.6, "best", _sp("recursive|16", "best", 0.5)),
     Claim("F4.best90", "4", "recursive 16: best-score speedup at 90%", 13, "best", _sp("recursive|16", "best", 0.9)),
     Claim("F4.later", "4", "recursive 16 sustains later stages: coverage speedup 90% > 50%", None, "ordering",
           lambda r: r.speedup("recursive|16", "coverage", 0.9) / r.speedup("recursive|16", "coverage", 0.5),
-          lambda r: r.speedup("recursive|16", "coverage", 0.9) > r.speedup("recursive|16", "coverage", 0.5)),
+          lambda r: r.speedup("recursive|16", "coverage", 0.9) > r.speedup("recursive|16", "coverage", 0.5), bounds=_ABOVE1),
     Claim("F5.std>rec", "5", "from 4 agents up standard beats recursive (both scores, 50% and 90%; min ratio)", None,
-          "ordering", _std_beats_rec, lambda r: _std_beats_rec(r) > 1),
+          "ordering", _std_beats_rec, lambda r: _std_beats_rec(r) > 1, bounds=_ABOVE1),
     Claim("F5.gap", "5", "16 agents: standard/recursive gap smaller on best score than on coverage at 90%", None,
           "ordering",
           lambda r: r.speedup("standard|16", "best", 0.9) / r.speedup("recursive|16", "best", 0.9),
@@ -235,9 +257,9 @@ CLAIMS: tuple[Claim, ...] = (
           lambda r: float(np.all(np.diff([r.share("standard", k, "communication") for k in SIZES]) > 0)),
           lambda r: bool(np.all(np.diff([r.share("standard", k, "communication") for k in SIZES]) > 0))),
     Claim("F7.keep8", "7", "up to 8 agents most of the cost-free speedup is kept (min kept share, 90%)", None,
-          "ordering", _kept, lambda r: _kept(r) > 0.5),
+          "ordering", _kept, lambda r: _kept(r) > 0.5, bounds=(0.5, _INF)),
     Claim("F7.flat", "7", "past 32 agents doubling adds little (standard 64/32 speedup at 90%, max of scores)", None,
-          "ordering", _doubling, lambda r: _doubling(r) < 1.2),
+          "ordering", _doubling, lambda r: _doubling(r) < 1.2, bounds=(-_INF, 1.2)),
     Claim("F8.covmin", "8", "agent-time to 90% coverage: smallest ratio over all setups", 0.64, "agent-time",
           _range("coverage", min)),
     Claim("F8.covmax", "8", "agent-time to 90% coverage: largest ratio over all setups", 1.35, "agent-time",
@@ -264,7 +286,7 @@ CLAIMS: tuple[Claim, ...] = (
           _w(4, "recursive", "coverage", 0.9)),
     Claim("F10.width", "10", "standard 16 at 90% coverage: wide (8 layers) faster than narrow (136)", None,
           "ordering", lambda r: _w(8, "standard", "coverage", 0.9)(r) / _w(136, "standard", "coverage", 0.9)(r),
-          lambda r: _w(8, "standard", "coverage", 0.9)(r) > _w(136, "standard", "coverage", 0.9)(r)),
+          lambda r: _w(8, "standard", "coverage", 0.9)(r) > _w(136, "standard", "coverage", 0.9)(r), bounds=_ABOVE1),
 )
 
 

@@ -1,0 +1,78 @@
+"""Margins of the claim rows to their tolerance edges (evalkit.sim.margins), on hand-made tables."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pandas as pd
+import pytest
+
+from evalkit.cli import main
+from evalkit.sim import GeneratorParams
+from evalkit.sim.claims import CLAIMS
+from evalkit.sim.experiments import SimParams, save_params
+from evalkit.sim.margins import MarginScore, margin_score, margin_table
+
+BY_ID = {c.id: c for c in CLAIMS}
+
+
+def _evaluate_fixed(claim: str, v: float) -> bool:
+    c = BY_ID[claim]
+    lo, hi, _ = c.edges()
+    return lo <= v <= hi
+
+
+def test_speedup_margin_is_read_on_the_log_scale():
+    # F3.cov90: 22x +-20 % -> [17.6, 26.4]; values 20, 22, 25
+    vals = [20.0, 22.0, 25.0]
+    t = pd.DataFrame({"claim": "F3.cov90", "seed": [0, 1, 2], "value": vals,
+                      "holds": [_evaluate_fixed("F3.cov90", v) for v in vals]})
+    m = margin_table(t).iloc[0]
+    logs = [math.log(v) for v in vals]
+    mu, sd = statistics.fmean(logs), statistics.stdev(logs)
+    expected = min(mu - math.log(17.6), math.log(26.4) - mu) / sd
+    assert m["scale"] == "log" and m["lo"] == pytest.approx(17.6) and m["hi"] == pytest.approx(26.4)
+    assert m["mean"] == pytest.approx(math.exp(mu)) and m["sd"] == pytest.approx(sd)
+    assert m["margin"] == pytest.approx(expected) and bool(m["robust"]) == (expected >= 1)
+    assert m["seeds_held"] == 3 and m["n_seeds"] == 3
+
+
+def test_bound_and_share_rows_are_linear_and_outside_is_negative():
+    # F8.bestall: max ratio < 1; values 1.1, 1.2, 1.0 -> mean 1.1, sd 0.1, margin (1 - 1.1) / 0.1 = -1
+    t = pd.DataFrame({"claim": "F8.bestall", "seed": [0, 1, 2], "value": [1.1, 1.2, 1.0], "holds": False})
+    m = margin_table(t).iloc[0]
+    assert m["scale"] == "linear" and m["margin"] == pytest.approx(-1.0) and not m["robust"]
+    # F7.comm8: 10 % +-3 pp -> [0.07, 0.13]; values 0.09, 0.10, 0.11 -> mean 0.10, sd 0.01, margin 3
+    t = pd.DataFrame({"claim": "F7.comm8", "seed": [0, 1, 2], "value": [0.09, 0.10, 0.11], "holds": True})
+    assert margin_table(t).iloc[0]["margin"] == pytest.approx(3.0)
+    # an ordering with a threshold (F7.flat: < 1.2) has a margin; a yes/no row has none
+    t = pd.DataFrame({"claim": "F7.flat", "seed": [0, 1], "value": [1.0, 1.1], "holds": True})
+    assert margin_table(t).iloc[0]["margin"] == pytest.approx((1.2 - 1.05) / statistics.stdev([1.0, 1.1]))
+
+
+def test_yes_no_rows_are_robust_when_they_hold_on_five_sixths():
+    rows = [pd.DataFrame({"claim": "F3.shift", "seed": range(6), "value": 1.0, "holds": [True] * 5 + [False]}),
+            pd.DataFrame({"claim": "F7.rises", "seed": range(6), "value": 1.0, "holds": [True] * 4 + [False] * 2}),
+            pd.DataFrame({"claim": "F7.comm8", "seed": range(6), "value": [0.1, 0.1, 0.1, 0.1, 0.1, 0.11],
+                          "holds": True})]
+    m = margin_table(pd.concat(rows)).set_index("claim")
+    assert m.loc["F3.shift", "robust"] and not m.loc["F7.rises", "robust"]
+    assert math.isnan(m.loc["F3.shift", "margin"])
+    # score: robust rows 2 (F3.shift, F7.comm8), rows held on >= 2/3: all 3 (4/6 counts), margin of F7.comm8 clipped at 3
+    assert margin_score(pd.concat(rows)) == MarginScore(2, 3, 3.0)
+    with pytest.raises(ValueError, match="not among the claims"):
+        margin_table(pd.DataFrame({"claim": "F99.x", "seed": [0], "value": [1.0], "holds": [True]}))
+
+
+def test_cli_margins_writes_one_table_per_group(tmp_path, capsys):
+    start = tmp_path / "p.json"
+    save_params(SimParams(generator=GeneratorParams(n_steps=80.0, n_layers=6.0, cost_law="geometric")), start)
+    out = tmp_path / "m.csv"
+    assert main(["simulate", "margins", "--out", str(out), "--params", str(start), "--groups", "3-4", "5,7",
+                 "--dags", "1", "--engine", "serial"]) == 0
+    t = pd.read_csv(out)
+    assert list(t["seeds"].unique()) == ["3-4", "5,7"] and len(t) == 2 * len(CLAIMS)
+    assert "seeds 3-4:" in capsys.readouterr().out
+    assert main(["simulate", "margins", "--out", str(tmp_path / "x.csv"), "--groups", "3", "--dags", "1"]) == 2
+    assert main(["simulate", "margins", "--out", str(tmp_path / "y.csv"), "--groups", "a-b", "--dags", "1"]) == 2
