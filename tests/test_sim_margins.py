@@ -76,3 +76,24 @@ def test_cli_margins_writes_one_table_per_group(tmp_path, capsys):
     assert "seeds 3-4:" in capsys.readouterr().out
     assert main(["simulate", "margins", "--out", str(tmp_path / "x.csv"), "--groups", "3", "--dags", "1"]) == 2
     assert main(["simulate", "margins", "--out", str(tmp_path / "y.csv"), "--groups", "a-b", "--dags", "1"]) == 2
+
+
+def test_tradeoffs_name_what_the_best_candidate_inside_gains_and_loses():
+    import json
+
+    from evalkit.sim.tradeoffs import row_tradeoffs
+
+    # three candidates; F3.cov50 (13x +-20 % -> [10.4, 15.6]) and F7.comm64 (37 % +-3 pp -> [0.34, 0.40])
+    # and F3.cov90 (22x -> [17.6, 26.4]): the start misses cov50 and comm64
+    vals = [{"F3.cov50": 19.0, "F7.comm64": 0.19, "F3.cov90": 19.0},
+            {"F3.cov50": 14.0, "F7.comm64": 0.20, "F3.cov90": 16.0},   # cov50 in, cov90 out
+            {"F3.cov50": 15.0, "F7.comm64": 0.36, "F3.cov90": 15.0}]   # cov50 and comm64 in, cov90 out
+    hist = pd.DataFrame({"knob": ["start", "generator.cost_growth", "generator.cost_growth"], "value": ["", "6.0", "0.0"],
+                         "values": [json.dumps(v) for v in vals]})
+    t = row_tradeoffs(hist).set_index("claim")
+    assert set(t.index) == {"F3.cov50", "F7.comm64"}
+    assert t.loc["F3.cov50", "inside"] == 2 and t.loc["F3.cov50", "mean_min"] == 14.0
+    assert t.loc["F3.cov50", "best_knobs"] == "generator.cost_growth=0.0" and t.loc["F3.cov50", "best_rows_inside"] == 2
+    assert t.loc["F7.comm64", "gains"] == "F3.cov50, F7.comm64" and t.loc["F7.comm64", "losses"] == "F3.cov90"
+    with pytest.raises(ValueError, match="no 'values' column"):
+        row_tradeoffs(hist.drop(columns="values"))

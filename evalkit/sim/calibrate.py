@@ -136,6 +136,11 @@ def _with(params: SimParams, section: str, knob: str, value: object) -> SimParam
     return dataclasses.replace(params, **{section: dataclasses.replace(part, **{knob: value})})
 
 
+def _row_means(table: pd.DataFrame) -> str:
+    """Each claim row's mean value over the seeds, as JSON (the history keeps it for every candidate)."""
+    return json.dumps(table.groupby("claim", sort=False)["value"].mean().round(5).to_dict())
+
+
 def calibrate(
     start: SimParams | None = None, *, space: dict[tuple[str, str], tuple] | None = None,
     seeds: Sequence[int] = CALIBRATION_SEEDS, n_dags: int = 16, max_passes: int = 1, workers: int | None = None,
@@ -149,7 +154,8 @@ def calibrate(
     best : SimParams
     score : Score
     history : DataFrame
-        One row per evaluation: ``pass, knob, value, rows_held, seed_rows_held, closeness, accepted``.
+        One row per evaluation: ``pass, knob, value``, the score's fields, ``accepted``, ``values``
+        (each claim row's mean over the seeds, JSON) and ``params`` (JSON).
     """
     space = space or SEARCH_SPACE
     for (section, knob) in space:
@@ -159,9 +165,9 @@ def calibrate(
     ex = dict(seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler, groups=groups,
               margin=margin)
     best = start or SimParams()
-    best_score, _ = score_params(best, **ex)
+    best_score, table = score_params(best, **ex)
     rows = [{"pass": 0, "knob": "start", "value": "", **dataclasses.asdict(best_score), "accepted": True,
-             "params": json.dumps(best.to_dict())}]
+             "values": _row_means(table), "params": json.dumps(best.to_dict())}]
     if log:
         log(f"start: {best_score}")
     for p in range(1, max_passes + 1):
@@ -172,10 +178,10 @@ def calibrate(
                 if v == current:
                     continue
                 cand = _with(best, section, knob, v)
-                s, _ = score_params(cand, **ex)
+                s, table = score_params(cand, **ex)
                 ok = s > best_score
                 rows.append({"pass": p, "knob": f"{section}.{knob}", "value": repr(v), **dataclasses.asdict(s),
-                             "accepted": ok, "params": json.dumps(cand.to_dict())})
+                             "accepted": ok, "values": _row_means(table), "params": json.dumps(cand.to_dict())})
                 if log:
                     log(f"pass {p} {section}.{knob}={v!r}: {s}{'  <- accepted' if ok else ''}")
                 if ok:
