@@ -12,6 +12,8 @@ tcp://HOST:PORT``; default: the local process pool):
   the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``.
 * ``margins --out FILE``: per claim row and seed group (default 100-105 and 200-205), the mean,
   the seed-to-seed sd and the margin to the nearer tolerance edge in sd (:mod:`evalkit.sim.margins`).
+* ``tradeoffs HISTORY --out FILE``: for each row the reference candidate misses, its range over the
+  candidates of a calibration history and what the best candidate that reproduces it loses.
 * ``run --agents K [--swarm standard|recursive] [--rule own-branch] [--dags N] --out FILE``:
   simulate runs on generated DAGs (or ``--edges/--steps`` CSVs) and write the tidy event trace.
 """
@@ -84,6 +86,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     m.add_argument("--force", action="store_true", help="replace an existing --out file")
     add_common(m, table=False)
     m.set_defaults(func=run)
+    t = sub.add_parser("tradeoffs", help="for each row a candidate misses: its range over a calibration history "
+                                         "and what the best candidate that reproduces it loses")
+    t.add_argument("history", help="calibration history CSV with a 'values' column")
+    t.add_argument("--chosen", type=int, default=0, help="row position of the reference candidate (default 0)")
+    t.add_argument("--out", required=True, help="CSV file")
+    t.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_common(t, table=False)
+    t.set_defaults(func=run)
     s = sub.add_parser("run", help="simulate runs and write their tidy event trace")
     s.add_argument("--agents", type=int, default=16)
     s.add_argument("--swarm", default="standard", choices=["standard", "recursive"])
@@ -115,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit simulate ACTION``."""
     from evalkit.sim.experiments import load_params, save_params
 
+    if args.action == "tradeoffs":
+        return _tradeoffs(args)
     params = load_params(getattr(args, "params", None) or getattr(args, "start", None))
     ex = dict(engine=args.engine, workers=args.workers, scheduler=args.scheduler)
     progress = args.ui.progress
@@ -204,6 +216,21 @@ def _margins(args: argparse.Namespace, params, ex: dict) -> int:
         table.to_csv(tmp, index=False)
     for g, t in table.groupby("seeds", sort=False):
         print(f"seeds {g}: {int(t['robust'].sum())} of {len(t)} rows robust (margin >= {args.k:g} sd)")
+    return 0
+
+
+def _tradeoffs(args: argparse.Namespace) -> int:
+    """``simulate tradeoffs``: :func:`evalkit.sim.tradeoffs.row_tradeoffs` of a calibration history."""
+    import pandas as pd
+
+    from evalkit._output import atomic_file
+    from evalkit.sim.tradeoffs import row_tradeoffs
+
+    table = row_tradeoffs(pd.read_csv(args.history), chosen=args.chosen)
+    with atomic_file(Path(args.out), force=args.force) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"{len(table)} rows missed by candidate {args.chosen}; "
+          f"{int((table['inside'] == 0).sum())} of them never inside in {table['candidates'].max()} candidates")
     return 0
 
 

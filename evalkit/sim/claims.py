@@ -356,38 +356,3 @@ def evidence_kinds(model: pd.DataFrame, broken: dict[str, pd.DataFrame]) -> pd.D
                      "breaks_failed": ", ".join(failed) or "-",
                      **{n: f"{int(g.loc[c, 'sum'])}/{int(g.loc[c, 'size'])}" for n, g in stats.items()}})
     return pd.DataFrame(rows)
-
-
-# Why a row does not hold, as measured on the v2 parameter set (the post's rules; docs/simulator.md has the
-# details). Shown in the table only for rows that fail on the reported seeds. Mechanisms are stated only where
-# a run measured them; otherwise the note says what was measured.
-NOTES: dict[str, str] = {
-    "F2.sbest": "the mean best-score curve is close to a straight line in log time on some seeds (middle/end "
-                "rate ratio 0.93-1.2): with heavy deep costs the best score keeps rising over four decades.",
-    "F3.cov50": "too fast at half coverage (17-19x) while 90 % is about right (18-21x): under the post's rules "
-                "the 16-agent speedup is nearly flat from 50 % to 90 %, the post's rise from 13x to 22x is not "
-                "reproduced by any generator candidate tried (calibration_history.csv).",
-    "F3.best50": "too fast (11-14x vs 6.6x), the same flat-speedup pattern as F3.cov50 on the best score.",
-    "F4.cov50": "recursive 16 at half coverage 4.3-5.6x vs 6.7x: holds on seeds 0-2, just below on 7-9.",
-    "F4.cov90": "recursive 16 too slow at 90 % coverage (5-10x vs 12x): a recursive agent forks only when a "
-                "completion unlocks several steps, so slots freed by ending agents stay empty until then.",
-    "F4.best50": "recursive 16 to half the best score: 6-12x vs 4.6x, the noisiest row (two seed-to-seed sd of "
-                 "log speedup = 0.46).",
-    "F4.best90": "recursive 16 to 90 % of the best: 7.5-12x vs 13x; holds on seeds 0-2 only.",
-    "F7.comm64": "the share is set by the work-weighted number of busy agents: 37 % needs about 30 of 64 busy "
-                 "while the work is done; here about 11 are (15-20 %).",
-    "F8.covmin": "the smallest agent-time ratio to 90 % coverage is 0.72-0.88 (post 0.64).",
-    "F8.covmax": "the largest ratio is a small recursive swarm (seed 0: 2.2 at 2 agents, 1.6 at 4, 1.3 at 8): "
-                 "a recursive swarm of 2 reaches 90 % coverage no sooner than one agent, with both agents busy "
-                 "(post: at most 1.35).",
-    "F8.std16": "standard 16 needs 0.72-0.88 of one agent's agent-time (post 0.69): holds on seeds 0-2 only.",
-    "F8.bestall": "every swarm needs less agent-time than one agent to 90 % of the best on seeds 0-2 (max "
-                  "0.94-0.99), not on seeds 7-9 (max 1.15-1.64): the post's point holds on half the seeds.",
-    "F8.bestmin": "see F8.bestall.",
-    "F8.bestmax": "see F8.bestall.",
-    "F9.narrow90": "narrowest DAG: 2.3-3.4x vs 3.9x, holds on seeds 7-9, low on 0 and 2.",
-    "F9.narrowbest": "narrowest DAG, best score: 4.2-6.0x vs 4.9x, inside the tight tolerance (x/ 1.16) on 0-2 only.",
-    "F10.wide90": "wide DAG: 26-45x vs 30x; holds on 7-9, above the tolerance on seeds 0 and 2.",
-    "F10.widebest": "wide DAG, best score: 23-38x vs 12x, about twice the post's number on every seed.",
-    "F10.widest": "widest DAG, recursive 16: 1.2-1.4x vs 1.1x, just outside +-20 % on half the seeds.",
-}

@@ -42,6 +42,13 @@ def inside_matrix(means: pd.DataFrame, claims: Sequence[Claim] = CLAIMS) -> pd.D
     return pd.DataFrame(cols, index=means.index)
 
 
+def _label(history: pd.DataFrame, i: object) -> str:
+    """``"#12 pass 1 generator.peak=0.35"`` (the knob changed on top of the candidates accepted before)."""
+    h = history.loc[i]
+    p = f" pass {h['pass']}" if "pass" in history else ""
+    return f"#{history.index.get_loc(i)}{p} {h['knob']}={h['value']}"
+
+
 def row_tradeoffs(history: pd.DataFrame, chosen: int = 0, claims: Sequence[Claim] = CLAIMS) -> pd.DataFrame:
     """Per claim row that the ``chosen`` candidate's mean misses: the range of its mean over the
     candidates, how many candidates put it inside its tolerance, and for the best of them (most
@@ -71,7 +78,7 @@ def row_tradeoffs(history: pd.DataFrame, chosen: int = 0, claims: Sequence[Claim
             best = count[ok].idxmax()
             b = inside.loc[best]
             entry.update(best_rows_inside=int(count.loc[best]),
-                         best_knobs=f"{history.loc[best, 'knob']}={history.loc[best, 'value']}",
+                         best_knobs=_label(history, best),
                          gains=", ".join(inside.columns[(b & ~ref).to_numpy(bool)]),
                          losses=", ".join(inside.columns[(~b & ref).to_numpy(bool)]))
         rows.append(entry)
