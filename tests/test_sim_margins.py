@@ -36,6 +36,10 @@ def test_speedup_margin_is_read_on_the_log_scale():
     assert m["mean"] == pytest.approx(math.exp(mu)) and m["sd"] == pytest.approx(sd)
     assert m["margin"] == pytest.approx(expected) and bool(m["robust"]) == (expected >= 1)
     assert m["seeds_held"] == 3 and m["n_seeds"] == 3
+    # chance on a fresh seed: normal with that mean and sd inside [log 17.6, log 26.4]; on >= 2 of 3 seeds
+    nd = statistics.NormalDist(mu, sd)
+    p = nd.cdf(math.log(26.4)) - nd.cdf(math.log(17.6))
+    assert m["p_seed"] == pytest.approx(p) and m["p_triple"] == pytest.approx(p**3 + 3 * p**2 * (1 - p))
 
 
 def test_bound_and_share_rows_are_linear_and_outside_is_negative():
@@ -58,6 +62,7 @@ def test_yes_no_rows_are_robust_when_they_hold_on_five_sixths():
                           "holds": True})]
     m = margin_table(pd.concat(rows)).set_index("claim")
     assert m.loc["F3.shift", "robust"] and not m.loc["F7.rises", "robust"]
+    assert m.loc["F7.rises", "p_seed"] == pytest.approx(4 / 6)
     assert math.isnan(m.loc["F3.shift", "margin"])
     # score: robust rows 2 (F3.shift, F7.comm8), rows held on >= 2/3: all 3 (4/6 counts), margin of F7.comm8 clipped at 3
     assert margin_score(pd.concat(rows)) == MarginScore(2, 3, 3.0)
@@ -74,6 +79,13 @@ def test_cli_margins_writes_one_table_per_group(tmp_path, capsys):
     t = pd.read_csv(out)
     assert list(t["seeds"].unique()) == ["3-4", "5,7"] and len(t) == 2 * len(CLAIMS)
     assert "seeds 3-4:" in capsys.readouterr().out
+    kinds = tmp_path / "k.csv"
+    pd.DataFrame({"claim": [c.id for c in CLAIMS], "kind": "evidence"}).to_csv(kinds, index=False)
+    assert main(["simulate", "margins", "--out", str(out), "--params", str(start), "--groups", "3-4", "--dags", "1",
+                 "--engine", "serial", "--kinds", str(kinds), "--force"]) == 0
+    t = pd.read_csv(out)
+    expected = t["p_triple"].sum()  # every row evidence here: both counts are the same sum
+    assert f"expected to hold {expected:.1f} rows, {expected:.1f} of them evidence" in capsys.readouterr().out
     assert main(["simulate", "margins", "--out", str(tmp_path / "x.csv"), "--groups", "3", "--dags", "1"]) == 2
     assert main(["simulate", "margins", "--out", str(tmp_path / "y.csv"), "--groups", "a-b", "--dags", "1"]) == 2
 

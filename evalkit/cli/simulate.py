@@ -82,6 +82,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     m.add_argument("--dags", type=int, default=16)
     m.add_argument("--k", type=float, default=1.0, help="margin (in sd) a robust row needs (default 1)")
     m.add_argument("--params", default=None, help="parameter JSON (default: the bundled calibrated set)")
+    m.add_argument("--kinds", default=None, help="a claims.csv of `simulate reproduce` (its kind column is added "
+                                                 "and the expected evidence rows counted)")
     add_engine_options(m)
     m.add_argument("--force", action="store_true", help="replace an existing --out file")
     add_common(m, table=False)
@@ -206,16 +208,28 @@ def _seed_group(text: str) -> list[int]:
 
 def _margins(args: argparse.Namespace, params, ex: dict) -> int:
     """``simulate margins``: the margin table of :mod:`evalkit.sim.margins` per seed group."""
+    import pandas as pd
+
     from evalkit._output import atomic_file
     from evalkit.sim.margins import margins_by_group
 
     groups = [_seed_group(g) for g in args.groups]
+    kinds = None
+    if args.kinds:
+        kinds = pd.read_csv(args.kinds)
+        if not {"claim", "kind"} <= set(kinds.columns):
+            raise ValueError(f"--kinds {args.kinds!r} must have the columns 'claim' and 'kind' (a claims.csv of "
+                             f"`simulate reproduce` with breaks). Got {list(kinds.columns)} instead.")
     with atomic_file(Path(args.out), force=args.force) as tmp:
         table = margins_by_group(params, groups, n_dags=args.dags, k=args.k, progress=args.ui.progress, **ex)
         args.ui.close_bar()
+        if kinds is not None:
+            table = table.merge(kinds[["claim", "kind"]], on="claim", how="left")
         table.to_csv(tmp, index=False)
     for g, t in table.groupby("seeds", sort=False):
-        print(f"seeds {g}: {int(t['robust'].sum())} of {len(t)} rows robust (margin >= {args.k:g} sd)")
+        ev = "" if kinds is None else f", {t.loc[t['kind'] == 'evidence', 'p_triple'].sum():.1f} of them evidence"
+        print(f"seeds {g}: {int(t['robust'].sum())} of {len(t)} rows robust (margin >= {args.k:g} sd); a fresh "
+              f"seed triple is expected to hold {t['p_triple'].sum():.1f} rows{ev}")
     return 0
 
 

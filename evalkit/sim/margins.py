@@ -6,7 +6,10 @@ per row the mean and the seed-to-seed standard deviation of its value (on the lo
 speedups and sizes, whose tolerances are relative), and the distance from the mean to the nearer
 tolerance edge in units of that standard deviation (``margin``; negative = the mean is outside).
 A row is **robust** when its margin is at least ``k`` (default 1: it holds on about 84 % of seeds
-if the values are normal). Rows whose check is not a threshold on their value (yes/no counts such
+if the values are normal). ``p_seed`` is the chance that the row holds on one fresh seed (normal
+values with that mean and sd; for yes/no rows the share of seeds held) and ``p_triple`` the chance
+that it holds on at least 2 of 3 fresh seeds, ``p^3 + 3 p^2 (1 - p)`` - the acceptance rule of a
+reporting group; their sum over rows is the number of rows a fresh seed triple should hold. Rows whose check is not a threshold on their value (yes/no counts such
 as "shift earlier at every size") have no margin; they count as robust when they hold on at least
 5/6 of the seeds.
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from evalkit._progress import ProgressFn
 from evalkit.sim.claims import CLAIMS, Claim, claim_table, group_label
@@ -32,14 +36,20 @@ __all__ = ["margin_table", "margin_score", "margins_by_group", "MarginScore", "B
 BINARY_SHARE = 5 / 6
 
 
+def _triple(p: float) -> float:
+    """Chance of holding on at least 2 of 3 independent seeds when one seed holds with chance ``p``."""
+    return p**3 + 3 * p**2 * (1 - p)
+
+
 def _row(c: Claim, g: pd.DataFrame, k: float) -> dict:
     v = g["value"].to_numpy(float)
     held, n = int(g["holds"].sum()), len(g)
     out = {"claim": c.id, "measure": c.measure, "seed_value": c.seed, "n_seeds": n, "seeds_held": held}
     e = c.edges()
     if e is None:
+        p = held / n
         return {**out, "lo": np.nan, "hi": np.nan, "scale": "-", "mean": np.nan, "sd": np.nan, "margin": np.nan,
-                "robust": held >= BINARY_SHARE * n - 1e-9}
+                "robust": held >= BINARY_SHARE * n - 1e-9, "p_seed": p, "p_triple": _triple(p)}
     lo, hi, log = e
     with np.errstate(divide="ignore", invalid="ignore"):
         x = np.log(np.maximum(v, 1e-300)) if log else v
@@ -48,9 +58,10 @@ def _row(c: Claim, g: pd.DataFrame, k: float) -> dict:
     sd = float(x.std(ddof=1)) if n > 1 else np.nan
     dist = min(mean - flo, fhi - mean)
     margin = dist / sd if sd > 0 else (np.inf if dist >= 0 else -np.inf)
+    p = float(ndtr((fhi - mean) / sd) - ndtr((flo - mean) / sd)) if sd > 0 else float(dist >= 0)
     return {**out, "lo": lo, "hi": hi, "scale": "log" if log else "linear",
             "mean": float(np.exp(mean)) if log else mean, "sd": sd, "margin": float(margin),
-            "robust": bool(margin >= k)}
+            "robust": bool(margin >= k), "p_seed": p, "p_triple": _triple(p)}
 
 
 def margin_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, k: float = 1.0) -> pd.DataFrame:
@@ -71,8 +82,8 @@ def margin_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, k: fl
         One row per claim: ``claim, measure, seed_value, n_seeds, seeds_held, lo, hi`` (the
         tolerance interval), ``scale`` (log / linear / - for yes/no rows), ``mean`` (on the
         value's scale; the geometric mean for log rows), ``sd`` (seed-to-seed, on ``scale``),
-        ``margin`` (sd units to the nearer edge, negative when the mean is outside) and
-        ``robust``.
+        ``margin`` (sd units to the nearer edge, negative when the mean is outside),
+        ``robust``, ``p_seed`` and ``p_triple`` (see the module docstring).
     """
     by_id = {c.id: c for c in claims}
     missing = sorted(set(table["claim"]) - set(by_id))
