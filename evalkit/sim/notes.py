@@ -59,8 +59,8 @@ NOTES: dict[str, str] = {
     "F7.comm64": "trade-off: the share is 0.02(a-1) / (1 + 0.02(a-1)) with a the work-weighted number of busy "
                  "agents; 37 % needs a of about 30, the post's rules on these DAGs give about 13 (19 %): most "
                  "work sits in the expensive deep layers past the layer-size peak, where few of 64 agents can "
-                 "work. Flatter cost laws move work to the wide middle (best candidate #46, cost shape 0.7: "
-                 f"35.5 %; constant cost 48 %) and lose {_COMM}, which need the work deep.",
+                 "work. Flatter cost laws move work to the wide middle (at most 35.5 %, #1 cost growth 6; #46 cost "
+                 f"shape 0.7: 35.4 %; constant cost 48 %) and lose {_COMM}, which need the work deep.",
     "F8.covmin": "edge: smallest agent-time ratio to 90 % coverage 0.76 +- 0.07 / 0.78 +- 0.11 vs 0.54-0.74, "
                  "margin -0.3 / -0.4 sd. 23 of 79 candidates inside (the best, #35, loses F10.wide90).",
     "F8.covmax": "trade-off: the largest ratio is the recursive swarm of 2: 3.5x one agent's agent-time with 1.5 "
