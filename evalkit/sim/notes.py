@@ -37,7 +37,8 @@ NOTES: dict[str, str] = {
                 "agent pays for whole chains down to the expensive deep steps first - so the speedup is about "
                 "16 / 0.80 = 20. The post's 13x with 16 busy needs the swarm to spend 1.23x one agent's work to "
                 "half coverage but 0.69x to 90 % (F8.std16); no candidate made the swarm relatively less "
-                "efficient early (cov90/cov50 0.91-1.50 over all candidates; post 1.69).",
+                "efficient early (cov90/cov50 0.91-1.50 over all candidates; post 1.69). Constant step cost "
+                "reaches 14.8x at 50 % but stays flat (15.3x at 90 %, agent-time ratio 1.0).",
     "F3.best50": "never reached (12.2-18.6x over the 79 candidates). 16 agents are busy (15.9) and spend 1.19x "
                  "one agent's agent-time to half the best, about 13.5x; the post's 6.6x with 16 busy needs about "
                  "2.4x one agent's agent-time to half the best and about 1x to 90 % (its 15x), a waste that "
