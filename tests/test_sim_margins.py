@@ -129,3 +129,30 @@ def test_cli_tradeoffs_and_every_failing_evidence_row_has_an_argument(tmp_path, 
     failing = claims.loc[(claims["kind"] == "evidence") & ~claims["holds"].astype(bool), "claim"]
     assert len(failing) > 0 and not sorted(set(failing) - set(NOTES))
     assert set(NOTES) <= set(claims["claim"])
+
+
+def test_expected_counts_use_the_reference_spread():
+    import json
+
+    from evalkit.sim.tradeoffs import expected_counts
+
+    claims = [BY_ID["F3.cov90"], BY_ID["F3.shift"]]
+    hist = pd.DataFrame({"pass": [0, 1], "knob": ["start", "generator.peak"], "value": ["", "0.2"],
+                         "values": [json.dumps({"F3.cov90": 22.0, "F3.shift": 1.0}),
+                                    json.dumps({"F3.cov90": 17.6, "F3.shift": 1.0})]})
+    ref = pd.DataFrame({"claim": ["F3.cov90", "F3.shift"], "sd": [0.1, float("nan")], "p_seed": [0.0, 0.5]})
+    kinds = pd.DataFrame({"claim": ["F3.cov90", "F3.shift"], "kind": ["evidence", "restatement"]})
+    e = expected_counts(hist, ref, claims, kinds=kinds)
+
+    def tri(p):
+        return p**3 + 3 * p**2 * (1 - p)
+
+    shift = tri(0.5)  # the yes/no row keeps the reference's share
+    for i, mean in enumerate((22.0, 17.6)):  # log scale: edges log 17.6 and log 26.4, sd 0.1
+        nd = statistics.NormalDist(math.log(mean), 0.1)
+        p = nd.cdf(math.log(26.4)) - nd.cdf(math.log(17.6))
+        assert e.loc[i, "expected_rows"] == pytest.approx(tri(p) + shift)
+        assert e.loc[i, "expected_evidence"] == pytest.approx(tri(p))
+    assert e.loc[1, "expected_evidence"] == pytest.approx(0.5, abs=1e-3)  # on the edge: p about 1/2
+    with pytest.raises(ValueError, match="one seed group"):
+        expected_counts(hist, ref.assign(seeds=["a", "b"]), claims)

@@ -93,6 +93,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     t.add_argument("history", help="calibration history CSV with a 'values' column")
     t.add_argument("--chosen", type=int, default=0, help="row position of the reference candidate (default 0)")
     t.add_argument("--out", required=True, help="CSV file")
+    t.add_argument("--expected", default=None, metavar="FILE",
+                   help="also write each candidate's approximate expected rows per fresh seed triple (needs "
+                        "--margins, one seed group of a margins CSV; --kinds adds the evidence count)")
+    t.add_argument("--margins", default=None, help="margins CSV (evalkit simulate margins) for --expected")
+    t.add_argument("--group", default="100-105", help="the seed group of --margins to use (default 100-105)")
+    t.add_argument("--kinds", default=None, help="claims.csv with a kind column (for --expected)")
     t.add_argument("--force", action="store_true", help="replace an existing --out file")
     add_common(t, table=False)
     t.set_defaults(func=run)
@@ -238,9 +244,23 @@ def _tradeoffs(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from evalkit._output import atomic_file
-    from evalkit.sim.tradeoffs import row_tradeoffs
+    from evalkit.sim.tradeoffs import expected_counts, row_tradeoffs
 
-    table = row_tradeoffs(pd.read_csv(args.history), chosen=args.chosen)
+    history = pd.read_csv(args.history)
+    table = row_tradeoffs(history, chosen=args.chosen)
+    if args.expected:
+        if not args.margins:
+            raise ValueError("--expected needs --margins (a CSV of `evalkit simulate margins`).")
+        m = pd.read_csv(args.margins)
+        m = m.loc[m["seeds"].astype(str) == args.group]
+        if m.empty:
+            raise ValueError(f"--margins {args.margins!r} has no rows for seed group {args.group!r}.")
+        exp = expected_counts(history, m, kinds=pd.read_csv(args.kinds) if args.kinds else None)
+        with atomic_file(Path(args.expected), force=args.force) as tmp:
+            exp.to_csv(tmp, index=False)
+        best = exp.loc[exp["expected_rows"].idxmax()]
+        print(f"expected rows per fresh seed triple: {exp['expected_rows'].iloc[0]:.1f} for candidate 0, at most "
+              f"{best['expected_rows']:.1f} ({best['candidate']})")
     with atomic_file(Path(args.out), force=args.force) as tmp:
         table.to_csv(tmp, index=False)
     print(f"{len(table)} rows missed by candidate {args.chosen}; "

@@ -30,15 +30,33 @@ from evalkit._progress import ProgressFn
 from evalkit.sim.claims import CLAIMS, Claim, claim_table, group_label
 from evalkit.sim.experiments import SimParams, run_experiments
 
-__all__ = ["margin_table", "margin_score", "margins_by_group", "MarginScore", "BINARY_SHARE"]
+__all__ = ["margin_table", "margin_score", "margins_by_group", "p_seed", "p_triple", "MarginScore", "BINARY_SHARE"]
 
 #: Share of the seeds a row without a margin must hold on to count as robust.
 BINARY_SHARE = 5 / 6
 
 
-def _triple(p: float) -> float:
+def p_triple(p: float) -> float:
     """Chance of holding on at least 2 of 3 independent seeds when one seed holds with chance ``p``."""
     return p**3 + 3 * p**2 * (1 - p)
+
+
+def _scale(c: Claim, v: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Values and tolerance edges on the scale margins are read on (log for speedups and sizes)."""
+    lo, hi, log = c.edges()
+    if not log:
+        return v, lo, hi
+    with np.errstate(divide="ignore"):
+        return np.log(np.maximum(v, 1e-300)), (np.log(lo) if lo > 0 else -np.inf), np.log(hi)
+
+
+def p_seed(c: Claim, mean: float, sd: float) -> float:
+    """Chance that row ``c`` holds on one seed when its value (on the row's scale, see
+    :func:`margin_table`) is normal with ``mean`` and ``sd``."""
+    _, flo, fhi = _scale(c, np.empty(0))
+    if not sd > 0:
+        return float(flo <= mean <= fhi)
+    return float(ndtr((fhi - mean) / sd) - ndtr((flo - mean) / sd))
 
 
 def _row(c: Claim, g: pd.DataFrame, k: float) -> dict:
@@ -49,19 +67,17 @@ def _row(c: Claim, g: pd.DataFrame, k: float) -> dict:
     if e is None:
         p = held / n
         return {**out, "lo": np.nan, "hi": np.nan, "scale": "-", "mean": np.nan, "sd": np.nan, "margin": np.nan,
-                "robust": held >= BINARY_SHARE * n - 1e-9, "p_seed": p, "p_triple": _triple(p)}
+                "robust": held >= BINARY_SHARE * n - 1e-9, "p_seed": p, "p_triple": p_triple(p)}
     lo, hi, log = e
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.log(np.maximum(v, 1e-300)) if log else v
-        flo, fhi = (np.log(lo) if lo > 0 else -np.inf, np.log(hi)) if log else (lo, hi)
+    x, flo, fhi = _scale(c, v)
     mean = float(x.mean())
     sd = float(x.std(ddof=1)) if n > 1 else np.nan
     dist = min(mean - flo, fhi - mean)
     margin = dist / sd if sd > 0 else (np.inf if dist >= 0 else -np.inf)
-    p = float(ndtr((fhi - mean) / sd) - ndtr((flo - mean) / sd)) if sd > 0 else float(dist >= 0)
+    p = p_seed(c, mean, sd)
     return {**out, "lo": lo, "hi": hi, "scale": "log" if log else "linear",
             "mean": float(np.exp(mean)) if log else mean, "sd": sd, "margin": float(margin),
-            "robust": bool(margin >= k), "p_seed": p, "p_triple": _triple(p)}
+            "robust": bool(margin >= k), "p_seed": p, "p_triple": p_triple(p)}
 
 
 def margin_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, k: float = 1.0) -> pd.DataFrame:

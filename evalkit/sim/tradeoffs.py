@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 
 from evalkit.sim.claims import CLAIMS, Claim
+from evalkit.sim.margins import p_seed, p_triple
 
-__all__ = ["candidate_means", "inside_matrix", "row_tradeoffs"]
+__all__ = ["candidate_means", "inside_matrix", "row_tradeoffs", "expected_counts"]
 
 
 def candidate_means(history: pd.DataFrame) -> pd.DataFrame:
@@ -82,4 +83,36 @@ def row_tradeoffs(history: pd.DataFrame, chosen: int = 0, claims: Sequence[Claim
                          gains=", ".join(inside.columns[(b & ~ref).to_numpy(bool)]),
                          losses=", ".join(inside.columns[(~b & ref).to_numpy(bool)]))
         rows.append(entry)
+    return pd.DataFrame(rows)
+
+
+def expected_counts(history: pd.DataFrame, margins: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *,
+                    kinds: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Approximate number of rows each candidate should hold on a fresh seed triple.
+
+    Each row's chance of holding on a seed is read from the candidate's mean (history ``values``,
+    the arithmetic mean over the calibration seeds, put on the row's scale) and the seed-to-seed
+    sd of a reference :func:`~evalkit.sim.margins.margin_table` (``margins``, one seed group:
+    usually the chosen set's); rows without a threshold take the reference's ``p_seed``. Then
+    ``p_triple`` summed over rows (and over the rows whose ``kinds`` is evidence). An approximation:
+    the spread of a row is taken to be the reference's for every candidate.
+    """
+    if "seeds" in margins and margins["seeds"].nunique() > 1:
+        raise ValueError(f"margins must hold one seed group; got {sorted(margins['seeds'].unique())}.")
+    means = candidate_means(history)
+    ref = margins.set_index("claim")
+    ev = set() if kinds is None else set(kinds.loc[kinds["kind"] == "evidence", "claim"])
+    rows = []
+    for i in means.index:
+        tot = evid = 0.0
+        for c in claims:
+            if c.edges() is None:
+                p = float(ref.loc[c.id, "p_seed"])
+            else:
+                x = float(means.loc[i, c.id])
+                p = p_seed(c, np.log(max(x, 1e-300)) if c.edges()[2] else x, float(ref.loc[c.id, "sd"]))
+            tot += p_triple(p)
+            evid += p_triple(p) * (c.id in ev)
+        rows.append({"candidate": _label(history, i), "expected_rows": tot,
+                     **({"expected_evidence": evid} if kinds is not None else {})})
     return pd.DataFrame(rows)
