@@ -124,6 +124,21 @@ def test_cli_tradeoffs_and_every_failing_evidence_row_has_an_argument(tmp_path, 
     t = pd.read_csv(tmp_path / "t.csv")
     assert list(t["claim"]) == ["F3.cov50"] and t.loc[0, "best_knobs"] == "#1 pass 1 generator.peak=0.2"
     assert "1 rows missed by candidate 0; 0 of them never inside" in capsys.readouterr().out
+    # --expected: one seed group of a margins CSV; without --margins it is refused
+    from evalkit.sim.margins import margin_table
+
+    table = pd.DataFrame({"claim": [c.id for c in CLAIMS for _ in range(3)], "seed": [0, 1, 2] * len(CLAIMS),
+                          "value": 19.0, "holds": True})
+    margin_table(table).assign(seeds="0-2").to_csv(tmp_path / "m.csv", index=False)
+    hist["values"] = [json.dumps({c.id: v for c in CLAIMS}) for v in (19.0, 14.0)]
+    hist.to_csv(tmp_path / "h.csv", index=False)
+    args = ["simulate", "tradeoffs", str(tmp_path / "h.csv"), "--out", str(tmp_path / "t.csv"), "--force",
+            "--expected", str(tmp_path / "e.csv")]
+    assert main(args) == 2
+    assert main([*args, "--margins", str(tmp_path / "m.csv"), "--group", "0-2"]) == 0
+    e = pd.read_csv(tmp_path / "e.csv")
+    assert len(e) == 2 and "expected_evidence" not in e and "for candidate 0, at most" in capsys.readouterr().out
+    assert main([*args, "--margins", str(tmp_path / "m.csv"), "--group", "7-9"]) == 2
     # the moonshot: every evidence row of the committed table that fails in a reporting group has its argument
     claims = pd.read_csv(Path(__file__).resolve().parents[1] / "data" / "sim" / "claims.csv")
     failing = claims.loc[(claims["kind"] == "evidence") & ~claims["holds"].astype(bool), "claim"]
