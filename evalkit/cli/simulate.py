@@ -9,7 +9,8 @@ tcp://HOST:PORT``; default: the local process pool):
   five seeds, appended to the same table. Progress per figure on stderr.
 * ``calibrate --out FILE``: the coordinate search of :mod:`evalkit.sim.calibrate` over the
   generator, cost law and value noise on seeds 100-105, then selection on seeds 200-205; writes
-  the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``.
+  the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``;
+  ``--robust`` and ``--margin K`` choose the robustness-aware or the margin objective.
 * ``margins --out FILE``: per claim row and seed group (default 100-105 and 200-205), the mean,
   the seed-to-seed sd and the margin to the nearer tolerance edge in sd (:mod:`evalkit.sim.margins`).
 * ``tradeoffs HISTORY --out FILE``: for each row the reference candidate misses, its range over the

@@ -14,6 +14,8 @@ Procedure (``evalkit simulate calibrate``)
    error) - the claim table of :mod:`evalkit.sim.claims`, never a single claim. The
    robustness-aware objective (``groups``, CLI ``--robust``) counts a row only if it holds on
    >= 2/3 of *each* seed triple (100-102 and 103-105), as the acceptance counts 0-2 and 7-9.
+   The margin objective (``margin=k``, CLI ``--margin K``) counts the rows whose mean over the
+   seeds lies inside the tolerance by at least ``k`` seed-to-seed sd (:mod:`evalkit.sim.margins`).
 3. Sweep the knobs of :data:`SEARCH_SPACE` one at a time over their candidate values, keep a
    value when it improves the score (``max_passes`` sweeps). Every evaluation is logged.
 4. Select: score the start and every accepted candidate on the *selection seeds* (default
