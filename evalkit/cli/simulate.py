@@ -269,6 +269,36 @@ def _tradeoffs(args: argparse.Namespace) -> int:
     return 0
 
 
+class _FigureProgress:
+    """Progress of ``simulate reproduce``: the figures' stages interleave (one shared pool), so a
+    terminal gets one bar per figure stage, stacked; elsewhere the UI's own per-stage lines.
+    Remembers when each stage finished (``finished``)."""
+
+    def __init__(self, ui) -> None:
+        self.ui, self.bars, self.finished = ui, {}, {}
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if total and done >= total:
+            self.finished.setdefault(stage, time.perf_counter())
+        if not self.ui.bars:
+            self.ui.progress(stage, done, total)
+            return
+        from tqdm import tqdm
+
+        from evalkit._escape import label
+
+        if stage not in self.bars:
+            self.bars[stage] = tqdm(total=total, desc=label(stage), file=self.ui.err, position=len(self.bars),
+                                    leave=False, mininterval=0.25, dynamic_ncols=True)
+        bar = self.bars[stage]
+        bar.update(done - bar.n)
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+        self.bars = {}
+
+
 def _reproduce(args: argparse.Namespace, params, ex: dict) -> int:
     """``simulate reproduce``: figures 2-10 (and 11) into a new folder, built atomically."""
     from evalkit._output import atomic_output_dir, check_out_path
@@ -281,30 +311,24 @@ def _reproduce(args: argparse.Namespace, params, ex: dict) -> int:
         "seeds": args.seeds, "dags": args.dags, "fig11_seeds": args.fig11_seeds, "params": args.params,
         "no_breaks": args.no_breaks}}
     lines = []
+    bars = _FigureProgress(ui)
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as folder:
         t0 = time.perf_counter()
         rep = reproduce(folder.path, params=params, seeds=args.seeds, n_dags=args.dags,
                         breaks=() if args.no_breaks else tuple(BREAKS), figures=not args.no_figures,
-                        progress=ui.progress, **ex)
-        ui.close_bar()
+                        fig11_seeds=args.fig11_seeds, progress=bars, **ex)
+        bars.close()
         for g, c in rep.counts().items():
             kind = f", {c['evidence_held']} of them evidence" if not args.no_breaks else ""
             lines.append(f"figures 2-10: {c['held']} of {c['rows']} rows hold on >= 2/3 of seeds {g}{kind}")
-        lines.append(f"figures 2-10: {time.perf_counter() - t0:.1f} s ({args.dags} DAGs per seed); table: "
-                     f"{Path(args.out) / 'claims.md'}")
-        if args.fig11_seeds:
-            from evalkit.studies import Figure11Config, write_figure11_reproduction
-            from evalkit.studies.fig11_claims import FIG11_BREAKS
-
-            t1 = time.perf_counter()
-            f11 = write_figure11_reproduction(folder.path, Figure11Config(params=params, bootstrap=0),
-                                              seeds=args.fig11_seeds, breaks=() if args.no_breaks else FIG11_BREAKS,
-                                              figure=not args.no_figures, progress=ui.progress, **ex)
-            ui.close_bar()
+        lines.append(f"figures 2-10: {args.dags} DAGs per seed; table: {Path(args.out) / 'claims.md'}")
+        f11 = rep.figure11
+        if f11 is not None:
             ev = int(((f11["kind"] == "evidence") & f11["holds"]).sum()) if "kind" in f11 else 0
             lines.append(f"figure 11: {int(f11['holds'].sum())} of {len(f11)} rows hold on >= 2/3 of seeds "
                          f"{args.fig11_seeds}" + (f", {ev} of them evidence" if "kind" in f11 else "")
-                         + f" ({time.perf_counter() - t1:.1f} s); appended to {Path(args.out) / 'claims.md'}")
-        lines.append(f"total: {time.perf_counter() - t0:.1f} s")
+                         + f"; appended to {Path(args.out) / 'claims.md'}")
+        lines.append("jobs done at " + ", ".join(f"{s}: {t - t0:.1f} s" for s, t in bars.finished.items())
+                     + f"; total: {time.perf_counter() - t0:.1f} s")
     print("\n".join(lines))  # after the folder is in place
     return 0

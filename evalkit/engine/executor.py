@@ -3,12 +3,15 @@
 Every executor returns results in job order, so a sweep gives bit-identical output on any
 engine as long as each job seeds its own randomness from its arguments (the simulator seeds
 each DAG by ``(seed, index)``).
+
+``stage`` is one progress stage for all jobs, or one name per job: then several kinds of work
+share one pool (both cores stay busy across them) and progress is still reported per stage.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Protocol, TypeVar
 
@@ -31,6 +34,26 @@ _DASK_MISSING = (
 )
 
 
+class _Ticker:
+    """Progress of one ``map``: per stage when ``stage`` names one stage per job."""
+
+    def __init__(self, progress: ProgressFn | None, stage: str | Sequence[str], n: int) -> None:
+        if not isinstance(stage, str) and len(stage) != n:
+            raise ValueError(f"stage must be a string or one stage name per job ({n}); got {len(stage)} names.")
+        self.progress = progress
+        self.stages = [stage] * n if isinstance(stage, str) else list(stage)
+        self.total = {s: self.stages.count(s) for s in dict.fromkeys(self.stages)}
+        self.done = dict.fromkeys(self.total, 0)
+        for s, t in self.total.items():
+            tick(progress, s, 0, t)
+
+    def __call__(self, k: int) -> None:
+        """Job ``k`` finished."""
+        s = self.stages[k]
+        self.done[s] += 1
+        tick(self.progress, s, self.done[s], self.total[s])
+
+
 class Executor(Protocol):
     """Something that maps a picklable function over jobs and returns results in order."""
 
@@ -39,9 +62,10 @@ class Executor(Protocol):
 
     def map(
         self, fn: Callable[[T], R], jobs: Iterable[T], *, progress: ProgressFn | None = None,
-        stage: str = "jobs",
+        stage: str | Sequence[str] = "jobs",
     ) -> list[R]:
-        """``[fn(job) for job in jobs]``, possibly in parallel, in job order."""
+        """``[fn(job) for job in jobs]``, possibly in parallel, in job order; progress per
+        ``stage`` (one name for all jobs, or one per job)."""
         ...
 
 
@@ -53,11 +77,11 @@ class SerialExecutor:
 
     def map(self, fn, jobs, *, progress=None, stage="jobs"):  # noqa: D102 (see Executor)
         jobs = list(jobs)
+        done = _Ticker(progress, stage, len(jobs))
         out = []
-        tick(progress, stage, 0, len(jobs))
-        for k, job in enumerate(jobs, 1):
+        for k, job in enumerate(jobs):
             out.append(fn(job))
-            tick(progress, stage, k, len(jobs))
+            done(k)
         return out
 
 
@@ -78,12 +102,12 @@ class ProcessExecutor:
         from concurrent.futures import as_completed
 
         out: list[Any] = [None] * len(jobs)
-        tick(progress, stage, 0, len(jobs))
+        done = _Ticker(progress, stage, len(jobs))
         with ProcessPoolExecutor(min(self.workers, len(jobs))) as pool:
             futures = {pool.submit(fn, job): k for k, job in enumerate(jobs)}
-            for n, fut in enumerate(as_completed(futures), 1):
+            for fut in as_completed(futures):
                 out[futures[fut]] = fut.result()
-                tick(progress, stage, n, len(jobs))
+                done(futures[fut])
         return out
 
 
@@ -125,13 +149,13 @@ class DaskExecutor:
         from distributed import as_completed
 
         jobs = list(jobs)
+        done = _Ticker(progress, stage, len(jobs))
         futures = self.client.map(fn, jobs, pure=False)
         index = {f.key: k for k, f in enumerate(futures)}
         out: list[Any] = [None] * len(jobs)
-        tick(progress, stage, 0, len(jobs))
-        for n, fut in enumerate(as_completed(futures), 1):
+        for fut in as_completed(futures):
             out[index[fut.key]] = fut.result()
-            tick(progress, stage, n, len(jobs))
+            done(index[fut.key])
         return out
 
     def close(self) -> None:

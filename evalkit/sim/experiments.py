@@ -33,7 +33,8 @@ from evalkit.sim.swarms import RULES, Policy, simulate
 
 __all__ = [
     "LEVELS", "SIZES", "WIDTH_LAYERS", "ALL_PARTS", "SimParams", "Results", "run_experiments", "run_variants",
-    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated", "sweep_executor",
+    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated", "sweep_executor", "variant_jobs",
+    "collect_variants",
 ]
 
 LEVELS = np.round(np.linspace(0.01, 1.0, 100), 2)
@@ -291,23 +292,43 @@ def run_variants(
     -------
     dict name -> list of :class:`Results`, one per seed.
     """
+    jobs, stages = variant_jobs(variants, seeds=seeds, n_dags=n_dags)
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
+    return collect_variants(variants, jobs, ex.map(_task, jobs, progress=progress, stage=stages), seeds=seeds,
+                            n_dags=n_dags)
+
+
+def variant_jobs(
+    variants: Mapping[str, tuple[SimParams, Sequence[str]]], *, seeds: Sequence[int], n_dags: int,
+) -> tuple[list[tuple], list[str]]:
+    """The executor jobs of :func:`run_variants` (for :func:`_task`, part by part) and each one's
+    progress stage; :func:`collect_variants` turns their outputs into results."""
     if n_dags < 1:
         raise ValueError(f"n_dags must be >= 1; got {n_dags}.")
     for _, parts in variants.values():
         _check_parts(parts)
-    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
     names = list(variants)
-    merged: dict[tuple[str, int, int], dict] = {(n, int(s), i): {} for n in names for s in seeds for i in range(n_dags)}
+    jobs, stages = [], []
     for part in ALL_PARTS:
         who = [n for n in names if part in variants[n][1]]
-        if not who:
-            continue
-        dicts = tuple(variants[n][0].to_dict() for n in who)
-        jobs = [(dicts, int(s), i, part) for s in seeds for i in range(n_dags)]
-        outs = ex.map(_task, jobs, progress=progress, stage=STAGES[part])
-        for (_, s, i, _), per in zip(jobs, outs, strict=True):
-            for n, o in zip(who, per, strict=True):
-                merged[(n, s, i)].update(o)
+        if who:
+            dicts = tuple(variants[n][0].to_dict() for n in who)
+            jobs += [(dicts, int(s), i, part) for s in seeds for i in range(n_dags)]
+            stages += [STAGES[part]] * (len(seeds) * n_dags)
+    return jobs, stages
+
+
+def collect_variants(
+    variants: Mapping[str, tuple[SimParams, Sequence[str]]], jobs: Sequence[tuple], outs: Sequence[list],
+    *, seeds: Sequence[int], n_dags: int,
+) -> dict[str, list[Results]]:
+    """:func:`run_variants`'s results from the outputs of :func:`variant_jobs`' jobs (in job order)."""
+    names = list(variants)
+    merged: dict[tuple[str, int, int], dict] = {(n, int(s), i): {} for n in names for s in seeds for i in range(n_dags)}
+    for (_, s, i, part), per in zip(jobs, outs, strict=True):
+        who = [n for n in names if part in variants[n][1]]
+        for n, o in zip(who, per, strict=True):
+            merged[(n, s, i)].update(o)
     return {n: [Results(int(s), [merged[(n, int(s), i)] for i in range(n_dags)], variants[n][0].aggregate)
                 for s in seeds] for n in names}
 

@@ -8,7 +8,13 @@
   restatement, from the broken simulators of :mod:`evalkit.sim.breaks`) and a note;
 * ``breaks_by_seed.csv`` - the same rows under each broken simulator;
 * ``fig02_single.png`` ... ``fig09_10_width.png`` (first seed);
-* ``params.json`` - the parameter set used.
+* ``params.json`` - the parameter set used;
+* with ``fig11_seeds``, figure 11's tables, appended to ``claims.md``
+  (:func:`evalkit.studies.fig11_claims.write_figure11_outputs`).
+
+Figures 2-10 and figure 11 are one executor map: figure 11's long seed jobs first, then the
+best-of-n null, then the short DAG jobs of figures 2-10 that fill both workers to the end.
+Every job seeds itself from its arguments, so the tables are the same on any engine.
 """
 
 from __future__ import annotations
@@ -30,9 +36,12 @@ from evalkit.sim.experiments import (
     WIDTH_LAYERS,
     Results,
     SimParams,
+    _task,
+    collect_variants,
     load_params,
-    run_variants,
     save_params,
+    sweep_executor,
+    variant_jobs,
 )
 from evalkit.sim.notes import LEGEND, NOTES
 
@@ -45,13 +54,14 @@ REPORT_GROUPS: tuple[tuple[int, ...], ...] = ((0, 1, 2), (7, 8, 9))
 @dataclass(frozen=True)
 class Reproduction:
     """Claim table per seed (``by_seed``), per claim (``summary``, with ``kind``), the broken
-    simulators' tables (``broken``) and the raw results."""
+    simulators' tables (``broken``), the raw results and figure 11's per-claim summary (when run)."""
 
     by_seed: pd.DataFrame
     summary: pd.DataFrame
     broken: pd.DataFrame
     results: list[Results]
     params: SimParams
+    figure11: pd.DataFrame | None = None
 
     @property
     def rows_held(self) -> int:
@@ -182,10 +192,11 @@ def reproduce(
     out: str | os.PathLike | None = None, *, params: SimParams | None = None, seeds: Sequence[int] = REPORT_SEEDS,
     groups: Sequence[Sequence[int]] | str | None = "auto", n_dags: int = 16, breaks: Sequence[str] = tuple(BREAKS),
     engine: str | None = None, workers: int | None = None, scheduler: object = None,
-    progress: ProgressFn | None = None, figures: bool = True,
+    progress: ProgressFn | None = None, figures: bool = True, fig11_seeds: Sequence[int] = (),
+    fig11_config: object = None,
 ) -> Reproduction:
-    """Run figures 2-10 for each seed, and under each broken simulator, and (if ``out``) write
-    the tables and figures there.
+    """Run figures 2-10 for each seed, and under each broken simulator, (with ``fig11_seeds``)
+    figure 11, and (if ``out``) write the tables and figures there.
 
     Parameters
     ----------
@@ -203,7 +214,15 @@ def reproduce(
     engine, workers, scheduler
         The executor (:func:`evalkit.engine.get_executor`; default: the process pool).
     progress : callable, optional
-        ``progress(stage, done, total)`` per finished DAG job.
+        ``progress(stage, done, total)`` per finished job, one stage per figure group (the stages
+        interleave: every job shares one executor map).
+    figures : bool
+        Write the PNG figures (with ``out``).
+    fig11_seeds : sequence of int
+        Seeds of figure 11 (:func:`evalkit.studies.figure11_reproduction`; empty: skip it), run
+        under the breaks of ``breaks`` that can change it (its files are written with ``out``).
+    fig11_config : Figure11Config, optional
+        Default: ``Figure11Config(params=params, bootstrap=0)``.
     """
     params = params or load_params()
     if isinstance(groups, str):
@@ -217,8 +236,13 @@ def reproduce(
             raise ValueError(f"groups name seeds {missing} that are not in seeds {list(seeds)}.")
     variants = {"model": (params, ALL_PARTS)}
     variants.update({b: (break_params(params, b), BREAKS[b].parts) for b in breaks})
-    res = run_variants(variants, seeds=seeds, n_dags=n_dags, engine=engine, workers=workers, scheduler=scheduler,
-                       progress=progress)
+    jobs, stages = variant_jobs(variants, seeds=seeds, n_dags=n_dags)
+    f11 = _fig11_jobs(params, fig11_seeds, fig11_config, breaks) if fig11_seeds else None
+    f11_jobs = f11[2] if f11 else []
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
+    outs = ex.map(_job, [("fig11", j) for j in f11_jobs] + [("sim", j) for j in jobs], progress=progress,
+                  stage=[f11[3]] * len(f11_jobs) + stages if f11 else stages)
+    res = collect_variants(variants, jobs, outs[len(f11_jobs):], seeds=seeds, n_dags=n_dags)
     results = res["model"]
     by_seed = claim_table(results)
     summary = summarise(by_seed, groups)
@@ -240,4 +264,41 @@ def reproduce(
         save_params(params, o / "params.json")
         if figures:
             _figures(results[0], o, params)
-    return Reproduction(by_seed, summary, broken, results, params)
+    fig11 = _fig11_outputs(out, f11, fig11_seeds, outs[:len(f11_jobs)], figures) if f11 else None
+    return Reproduction(by_seed, summary, broken, results, params, fig11)
+
+
+def _job(args: tuple) -> object:
+    """One job of the shared map: a figure 2-10 DAG job or a figure-11 job."""
+    kind, job = args
+    if kind == "sim":
+        return _task(job)
+    from evalkit.studies.fig11_claims import figure11_job
+
+    return figure11_job(job)
+
+
+def _fig11_jobs(params: SimParams, seeds: Sequence[int], config: object, breaks: Sequence[str]) -> tuple:
+    """(config, breaks, jobs, stage) of figure 11 on ``seeds`` under the breaks that can change it."""
+    from evalkit.studies import Figure11Config
+    from evalkit.studies.fig11_claims import FIG11_BREAKS, FIG11_STAGE, figure11_jobs
+
+    config = config if config is not None else Figure11Config(params=params, bootstrap=0)
+    f11_breaks = tuple(b for b in FIG11_BREAKS if b in breaks)
+    sims, jobs = figure11_jobs(config, seeds=seeds, breaks=f11_breaks, keep_first=True)
+    return sims, f11_breaks, jobs, FIG11_STAGE
+
+
+def _fig11_outputs(out: object, f11: tuple, seeds: Sequence[int], outs: list, figures: bool) -> pd.DataFrame:
+    """Figure 11's claim table from its jobs' outputs, written to ``out`` when given; the summary."""
+    from evalkit.studies.fig11_claims import (
+        figure11_summary,
+        figure11_table,
+        write_figure11_outputs,
+    )
+
+    sims, f11_breaks, _, _ = f11
+    allrows, first = figure11_table(sims, seeds, outs, keep_first=True)
+    if out is not None:
+        return write_figure11_outputs(out, allrows, first, seeds=seeds, breaks=f11_breaks, figure=figures)
+    return figure11_summary(allrows, breaks=f11_breaks)

@@ -35,7 +35,7 @@ from evalkit.studies.fig11 import (
 
 __all__ = [
     "NULL_BAND", "best_of_n_null", "figure11_claims", "figure11_reproduction", "write_figure11_reproduction",
-    "FIG11_BREAKS",
+    "FIG11_BREAKS", "FIG11_STAGE", "write_figure11_outputs", "figure11_summary", "figure11_jobs", "figure11_job", "figure11_table",
 ]
 
 #: F11.start holds when the observed first slope lies inside this central band of its best-of-n null
@@ -43,6 +43,8 @@ __all__ = [
 NULL_BAND: tuple[float, float] = (0.05, 0.95)
 #: Breaks that can change figure 11 (it runs without overheads, so "nocomm" cannot).
 FIG11_BREAKS: tuple[str, ...] = ("constcost", "randrule")
+#: Progress stage of the figure-11 jobs.
+FIG11_STAGE = "figure 11"
 
 
 def _start_and_level(curve: pd.DataFrame, inf) -> tuple[float, float]:
@@ -176,7 +178,7 @@ def figure11_claims(result: Figure11Result, *, seed: int | str = "") -> pd.DataF
     return out[["claim", "figure", "text", "seed_value", "measure", "tolerance", "seed", "value", "holds", "detail"]]
 
 
-def _one_seed(args: tuple) -> object:
+def figure11_job(args: tuple) -> object:
     """One job of the reproduction: figure 11 on one seed for each configuration, in one process
     (the configurations draw the same DAG seeds, so DAGs that differ only in their costs are grown
     once, :mod:`evalkit.sim.generator`), returned without their session tables except the first
@@ -203,19 +205,45 @@ def figure11_reproduction(
     holds on >= 2/3 of the seeds: 4 of 5). With ``keep_first`` it also returns the model's
     :class:`Figure11Result` on the first seed.
     """
+    from evalkit.sim.experiments import sweep_executor
+
+    sims, jobs = figure11_jobs(config, seeds=seeds, breaks=breaks, keep_first=keep_first)
+    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
+    return figure11_table(sims, seeds, ex.map(figure11_job, jobs, progress=progress, stage=FIG11_STAGE),
+                          keep_first=keep_first)
+
+
+def figure11_jobs(
+    config: Figure11Config | None = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4), breaks: Sequence[str] = (),
+    keep_first: bool = False,
+) -> tuple[dict[str, Figure11Config], list[tuple]]:
+    """The simulators (model and breaks) of :func:`figure11_reproduction` and its executor jobs for
+    :func:`figure11_job`: one per seed, then the best-of-n null unless it is cached (the shortest
+    job, last: it fills the pool's tail). :func:`figure11_table` reads their outputs."""
     config = config if config is not None else Figure11Config()
-    from evalkit.sim.experiments import load_params, sweep_executor
+    from evalkit.sim.experiments import load_params
 
     base = config.params if config.params is not None else load_params()
     sims = {"model": config}
     sims.update({b: Figure11Config(**{**config.__dict__, "params": break_params(base, b)}) for b in breaks})
     jobs: list[tuple] = [(tuple(sims.values()), int(s), keep_first and k == 0) for k, s in enumerate(seeds)]
-    key = (int(config.n_tasks), int(config.n_sessions), float(config.decades), float(config.grid), 200, 0)
-    if key not in _NULLS:  # the null is one more job (last: it fills the pool's tail), not a serial prelude
-        jobs.append(("null", key))
-    ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
-    out = ex.map(_one_seed, jobs, progress=progress, stage="figure 11")
+    key = _null_key(config)
     if key not in _NULLS:
+        jobs.append(("null", key))
+    return sims, jobs
+
+
+def _null_key(config: Figure11Config) -> tuple:
+    return (int(config.n_tasks), int(config.n_sessions), float(config.decades), float(config.grid), 200, 0)
+
+
+def figure11_table(
+    sims: dict[str, Figure11Config], seeds: Sequence[int], out: list, *, keep_first: bool = False,
+) -> pd.DataFrame | tuple[pd.DataFrame, Figure11Result]:
+    """The tidy claim table of :func:`figure11_reproduction` from its jobs' outputs (in job order)."""
+    out = list(out)
+    key = _null_key(sims["model"])
+    if len(out) > len(seeds):
         _NULLS[key] = out.pop()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -238,16 +266,17 @@ def write_figure11_reproduction(
     >= 2/3 of the seeds, i.e. 4 of 5, and its kind under the breaks) and, with ``figure``,
     ``fig11_elo_per_budget.png`` (first seed).
     """
-    from pathlib import Path
-
-    from evalkit.sim.claims import evidence_kinds, summarise
-    from evalkit.sim.reproduce import to_markdown
-
     config = config if config is not None else Figure11Config()
-    o = Path(out)
-    o.mkdir(parents=True, exist_ok=True)
     allrows, first = figure11_reproduction(config, seeds=seeds, breaks=breaks, engine=engine, workers=workers,
                                            scheduler=scheduler, progress=progress, keep_first=True)
+    return write_figure11_outputs(out, allrows, first, seeds=seeds, breaks=breaks, figure=figure)
+
+
+def figure11_summary(allrows: pd.DataFrame, *, breaks: Sequence[str]) -> pd.DataFrame:
+    """Per claim: the model's value per seed, seeds held, holds (4 of 5), its kind under ``breaks``
+    and, for a row that does not hold, the failing seeds' numbers in words (``note``)."""
+    from evalkit.sim.claims import evidence_kinds, summarise
+
     by_seed = allrows.loc[allrows["simulator"] == "model"].drop(columns=["simulator"])
     summary = summarise(by_seed.drop(columns=["detail"]))
     if breaks:
@@ -259,6 +288,23 @@ def write_figure11_reproduction(
                                 if not h)
         for c, ok in zip(summary["claim"], summary["holds"], strict=True)
     ]
+    return summary
+
+
+def write_figure11_outputs(
+    out: str | os.PathLike, allrows: pd.DataFrame, first: Figure11Result, *, seeds: Sequence[int],
+    breaks: Sequence[str], figure: bool = True,
+) -> pd.DataFrame:
+    """The files of :func:`write_figure11_reproduction` from the output of
+    :func:`figure11_reproduction` (``keep_first=True``). Returns the per-claim summary."""
+    from pathlib import Path
+
+    from evalkit.sim.reproduce import to_markdown
+
+    config = first.config
+    o = Path(out)
+    o.mkdir(parents=True, exist_ok=True)
+    summary = figure11_summary(allrows, breaks=breaks)
     allrows.to_csv(o / "figure11_claims_by_seed.csv", index=False)
     summary.to_csv(o / "figure11_claims.csv", index=False)
     md = o / "claims.md"
