@@ -5,8 +5,9 @@ tcp://HOST:PORT``; default: the local process pool):
 
 * ``reproduce --out DIR``: figures 2-10 on the reporting seeds (0-2 and 7-9) and under three
   broken simulators, the claim table (CSV + Markdown, with each row's kind: evidence or
-  restatement) and the figures, then figure 11 (Elo per agent-time, :mod:`evalkit.studies`) on
-  five seeds, appended to the same table. Progress per figure on stderr.
+  restatement) and the figures, and figure 11 (Elo per agent-time, :mod:`evalkit.studies`) on
+  five seeds, appended to the same table; all in one executor map (both workers busy to the
+  end). Progress per figure on stderr, and when each figure's jobs finished on stdout.
 * ``calibrate --out FILE``: the coordinate search of :mod:`evalkit.sim.calibrate` over the
   generator, cost law and value noise on seeds 100-105, then selection on seeds 200-205; writes
   the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``;
