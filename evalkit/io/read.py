@@ -20,11 +20,12 @@ from evalkit.io._files import LINE, load_records
 from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, convert_alpaca_eval_csv
 from evalkit.io.counts import convert_pair_counts
 from evalkit.io.fastchat import convert_arena, convert_mt_bench
+from evalkit.io.formats import FORMATS, check_read_options, detect_format
+from evalkit.io.formats import source_paths as _paths
 from evalkit.io.report import ReadReport, ReadResult
 from evalkit.io.schema import validate_comparisons
 from evalkit.io.tables import (
     OutcomeMap,
-    check_column_keys,
     convert_canonical,
     convert_columns,
     convert_left_right,
@@ -32,60 +33,7 @@ from evalkit.io.tables import (
 
 __all__ = ["FORMATS", "check_read_options", "detect_format", "read_comparisons"]
 
-#: Known formats and the columns that identify them, in detection order.
-FORMATS: dict[str, tuple[str, ...]] = {
-    "canonical": ("player_a", "player_b", "outcome"),
-    "counts": ("player_a", "player_b", "wins_a", "wins_b"),
-    "mt_bench": ("model_1", "model_2", "g1_winner", "g2_winner"),
-    "arena": ("model_a", "model_b", "winner"),
-    "alpaca_eval": ("generator_1", "generator_2", "preference"),
-    "alpaca_eval_csv": ("model_dir|generator_2", "instruction_id", "preference"),
-    "left_right": ("left", "right", "winner"),
-    "columns": ("any, mapped with columns=",),
-}
-
-_SUFFIXES = {".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".gz"}
 _SELF = "a player compared with itself (dropped because self_comparisons='drop')"
-
-
-def _has(columns: Sequence[str], spec: str) -> bool:
-    return any(alt in columns for alt in spec.split("|"))
-
-
-def detect_format(columns: Sequence[str], *, source: str = "<data>") -> str:
-    """Name the format whose identifying columns are all present.
-
-    Raises
-    ------
-    ValueError
-        If no known format matches; the message lists the columns found and what each
-        format needs.
-    """
-    columns = [c for c in columns if c != LINE]
-    for name, needed in FORMATS.items():
-        if name != "columns" and all(_has(columns, spec) for spec in needed):
-            return name
-    known = "; ".join(f"{n} ({', '.join(c)})" for n, c in FORMATS.items() if n != "columns")
-    raise ValueError(
-        f"{source} is in none of the known formats: its columns are {columns}. Known formats "
-        f"(identifying columns): {known}. For another table pass "
-        'columns={"player_a": ..., "player_b": ..., "outcome": ...}.'
-    )
-
-
-def _paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
-            if not found:
-                raise ValueError(f"{path} is a directory without any {sorted(_SUFFIXES)} file.")
-            return found
-        return [path]
-    paths = [Path(p) for p in source]
-    if not paths:
-        raise ValueError("read_comparisons got an empty list of sources.")
-    return paths
 
 
 def _convert(raw: pd.DataFrame, fmt: str, *, source: str, path: Path | None,
@@ -134,17 +82,6 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
             "Pass self_comparisons='drop' to drop and count such rows."
         )
     return fmt, frame, drop, conv.notes
-
-
-def check_read_options(*, format: str | None = None, self_comparisons: str = "error",
-                       columns: Mapping[str, str] | None = None,
-                       constants: Mapping[str, object] | None = None) -> None:
-    """Raise a ValueError for options :func:`read_comparisons` does not accept."""
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
-    if self_comparisons not in ("error", "drop"):
-        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
-    check_column_keys(columns, constants)
 
 
 def read_comparisons(
