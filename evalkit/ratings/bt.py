@@ -16,16 +16,18 @@ on the sparse Laplacian above).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.special import expit, log_expit, logit
 
+from evalkit._special import expit, log_expit, logit
 from evalkit.ratings._linalg import information_matrix, pair_gradient, solve_laplacian
 from evalkit.ratings.counts import PairCounts
 from evalkit.ratings.existence import check_existence
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BTFit", "fit_bt"]
 
