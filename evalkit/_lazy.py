@@ -32,3 +32,12 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
         return sorted(set(namespace) | set(exports))
 
     return __getattr__, __dir__
+
+
+def is_dataframe(obj: object) -> bool:
+    """``isinstance(obj, pandas.DataFrame)`` without importing pandas: when pandas has not been
+    imported, nothing can be a DataFrame."""
+    import sys
+
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(obj, pd.DataFrame)

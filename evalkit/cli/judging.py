@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from evalkit.io.write import to_markdown
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
 
@@ -64,7 +64,7 @@ def print_warnings(counts, fmt: str | None, args: argparse.Namespace) -> None:
     name of the first file (``gpt3-comparisons.csv`` -> ``gpt-3.5-turbo``); ``evalkit report``
     tests every judge of a multi-judge file separately.
     """
-    from evalkit.stats.judges import count_warnings, judge_from_source
+    from evalkit.stats.judge_warnings import count_warnings, judge_from_source
 
     judge = getattr(args, "judge", None) or judge_from_source(str(args.path[0]))
     lines = count_warnings(counts, fmt, judge=judge)
@@ -105,6 +105,8 @@ def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, 
         table = position_leaderboard(frame, base=base, level=args.level, kind=kind, cluster=args.cluster)
         print(f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
               f"Position: {table.attrs['position']}\n")
+    from evalkit.io.write import to_markdown
+
     print(to_markdown(table, floatfmt=".4g"))
     if args.out:  # one folder, built atomically like every other --out (evalkit._output)
         from evalkit._escape import markdown_table

@@ -6,7 +6,7 @@ import argparse
 
 from evalkit.cli._common import add_common
 from evalkit.engine.aggregate import AGGREGATION_ENGINES
-from evalkit.io import FORMATS
+from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]
 
@@ -78,18 +78,20 @@ def aggregate_for_cli(source, args: argparse.Namespace, **options):
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
-    from evalkit._output import check_out_path
-    from evalkit.io import read_comparisons
-    from evalkit.ratings import leaderboard
+    from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.ratings.elo import parse_anchor
+    from evalkit.ratings.leaderboard import leaderboard_columns
 
     ui, inputs = args.ui, args.inputs
     if args.out:
+        from evalkit._output import check_out_path
+
         check_out_path(args.out, force=args.force)
-    args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
+    # stdin spooled, for every reader (aggregate_comparisons takes encoding= like read_comparisons)
+    args.path = [inputs.path(p, reader=aggregate_comparisons) for p in args.path]
     source = args.path[0] if len(args.path) == 1 else args.path
     counts, report = aggregate_for_cli(source, args, format=args.format, cluster=args.cluster,
-                                       **inputs.kwargs(read_comparisons))
+                                       **inputs.kwargs(aggregate_comparisons))
     ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
@@ -103,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
     if variant:
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
-    table = leaderboard(
+    table = leaderboard_columns(  # numpy columns: pandas only where the data need it
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
         interval="bootstrap" if n_boot else args.interval, level=args.level,
         n_boot=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:
-        _write(args, counts, table, inputs)
+        _write(args, counts, table.to_frame(), inputs)
     return 0
 
 

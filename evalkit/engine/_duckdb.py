@@ -35,11 +35,8 @@ def check_header(path: Path, head: bytes) -> str | None:
     except ValueError:
         return None
     if kind == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            names = pq.read_schema(path).names
-        except Exception:  # noqa: BLE001 - pyarrow raises several types; the pandas reader explains
+        names = parquet_columns(path)
+        if names is None:
             return None
         check_unique_columns(path, [n for n in names if not n.startswith("__index")])
     elif kind == "csv":
@@ -48,6 +45,31 @@ def check_header(path: Path, head: bytes) -> str | None:
         header = next(csv.reader(io.StringIO(first), delimiter=sep), [])
         check_unique_columns(path, [h.strip() for h in header])
     return kind
+
+
+def parquet_columns(path: Path) -> list[str] | None:
+    """Top-level column names of a Parquet file as written, duplicates kept (DuckDB's
+    ``parquet_schema`` lists the flattened schema tree; None when it cannot be read)."""
+    import duckdb
+
+    lit = "'" + str(path).replace("'", "''") + "'"
+    try:
+        rows = duckdb.sql(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
+    except duckdb.Error:
+        return None
+    names, k = [], 1
+
+    def skip(k: int) -> int:  # past the node at k and its subtree
+        children = rows[k][1] or 0
+        k += 1
+        for _ in range(children):
+            k = skip(k)
+        return k
+
+    for _ in range(rows[0][1] or 0):
+        names.append(rows[k][0])
+        k = skip(k)
+    return names
 
 
 def relation(path: Path, head: bytes) -> str | None:

@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalkit._lazy import is_dataframe
 from evalkit._progress import ProgressFn, tick
 from evalkit.engine._duckdb import duckdb_file_cells
-from evalkit.io.counts import ComparisonCounts, _is_frame
+from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
 from evalkit.io.formats import check_read_options, source_paths
 from evalkit.io.report import ReadReport, merge_reports
@@ -172,7 +173,7 @@ def aggregate_comparisons(
                        self_comparisons=read_options.get("self_comparisons", "error"),
                        constants=read_options.get("constants"))
     read = dict(format=format, columns=columns, encoding=encoding, **read_options)
-    if _is_frame(source) or engine == "pandas":
+    if is_dataframe(source) or engine == "pandas":
         tick(progress, "read", 0, 1)
         out = _pandas(source, cluster, read)
         tick(progress, "read", 1, 1)

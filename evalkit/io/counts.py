@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalkit._errors import nonnegative_column, where
-from evalkit.io._common import Converted, base_frame, keep_all, require_columns
-from evalkit.io._files import LINE
+from evalkit._lazy import is_dataframe
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from evalkit.io._common import Converted
 
 __all__ = ["ComparisonCounts", "CELL_COLUMNS", "PAIR_COUNT_COLUMNS", "cells_from_frame",
            "convert_pair_counts"]
@@ -43,14 +43,6 @@ PAIR_COUNT_COLUMNS: tuple[str, ...] = ("player_a", "player_b", "wins_a", "wins_b
 def _canonical_order(cells: pd.DataFrame, cluster: str | None) -> pd.DataFrame:
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
     return cells.sort_values(keys, kind="stable", ignore_index=True)
-
-
-def _is_frame(obj: object) -> bool:
-    # without pandas imported nothing can be a DataFrame: the fast path never imports it
-    import sys
-
-    pd_mod = sys.modules.get("pandas")
-    return pd_mod is not None and isinstance(obj, pd_mod.DataFrame)
 
 
 class ComparisonCounts:
@@ -73,7 +65,7 @@ class ComparisonCounts:
     """
 
     def __init__(self, cells: pd.DataFrame | Mapping[str, Any], cluster: str | None = None) -> None:
-        if _is_frame(cells):
+        if is_dataframe(cells):
             self._frame, self._arrays = cells, None
             names = list(cells.columns)
         else:
@@ -195,6 +187,8 @@ def cells_from_frame(frame: pd.DataFrame, *, cluster: str | None = None) -> Comp
         col = frame[cluster]
         bad = col.isna().to_numpy()
         if bad.any():
+            from evalkit._errors import where
+
             lines = frame["line"].to_numpy() if "line" in frame.columns else None
             raise ValueError(
                 f"The cluster column {cluster!r} must name a cluster on every row. Got a missing "
@@ -215,6 +209,12 @@ def convert_pair_counts(raw: pd.DataFrame, *, source: str) -> Converted:
     0.5 (``ties``) (frequency weights: a row of weight ``w`` is ``w`` comparisons). Other
     canonical columns (``item``, ``judge``, ...) are kept, so they can be clusters.
     """
+    import pandas as pd
+
+    from evalkit._errors import nonnegative_column
+    from evalkit.io._common import Converted, base_frame, keep_all, require_columns
+    from evalkit.io._files import LINE
+
     require_columns(raw, ("player_a", "player_b", "wins_a", "wins_b"), fmt="counts", source=source)
     lines = raw[LINE].to_numpy()
     parts = []
@@ -229,6 +229,4 @@ def convert_pair_counts(raw: pd.DataFrame, *, source: str) -> Converted:
             if name in raw.columns:
                 part[name] = raw[name].to_numpy(dtype=object)
         parts.append(part)
-    import pandas as pd
-
     return Converted(pd.concat(parts, ignore_index=True), keep_all(len(raw) * len(parts)), [])

@@ -181,7 +181,7 @@ def encode_players(
     a, b : numpy.ndarray of int64
         Codes of ``player_a`` and ``player_b`` into ``players`` (-1 for a missing name).
     """
-    if "pandas" not in sys.modules:  # the DuckDB fast path: a few thousand cells, numpy's sorting unique
+    if "pandas" not in sys.modules:  # the DuckDB fast path: a few thousand cells, a dict
         return _encode_numpy(player_a, player_b)
     import pandas as pd
 
@@ -202,11 +202,12 @@ def encode_players(
 
 def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``)."""
-    a = np.asarray(player_a, dtype=object)
-    b = np.asarray(player_b, dtype=object)
-    names, codes = np.unique(np.concatenate([a, b]).astype(str).astype(object), return_inverse=True)
-    codes = codes.astype(np.int64).ravel()
-    return tuple(str(x) for x in names), codes[: len(a)], codes[len(a):]
+    a = [str(x) for x in np.asarray(player_a, dtype=object).tolist()]
+    b = [str(x) for x in np.asarray(player_b, dtype=object).tolist()]
+    players = tuple(sorted(set(a) | set(b)))
+    pos = {p: k for k, p in enumerate(players)}
+    return (players, np.fromiter((pos[x] for x in a), dtype=np.int64, count=len(a)),
+            np.fromiter((pos[x] for x in b), dtype=np.int64, count=len(b)))
 
 
 def _fast_columns(frame: pd.DataFrame) -> tuple | None:
