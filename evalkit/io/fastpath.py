@@ -119,24 +119,38 @@ def _outcome_sql(spec: CellSpec) -> str:
 
 
 def cell_sql(spec: CellSpec, relation: str) -> str:
-    """One ``GROUP BY`` query: cells (``player_a, player_b, outcome[, cluster], weight, n``) and
-    ``bad_w`` (some weight in the cell is missing, negative or infinite) from ``relation``."""
+    """One query: cells (``player_a, player_b, outcome[, cluster], weight, n``) and ``bad_w``
+    (some weight in the cell is missing, negative or infinite) from ``relation``.
+
+    The rows are grouped on their raw columns first (the scan does no per-row work beyond
+    DuckDB's own ``GROUP BY``, and counts only when there is no weight column); labels are
+    mapped to outcomes, ids cast to text and the groups merged on the few thousand groups.
+    """
     keys = [f"CAST({_q(spec.player_a)} AS VARCHAR) AS player_a",
             f"CAST({_q(spec.player_b)} AS VARCHAR) AS player_b"]
     if spec.cluster:
         keys.append(f"CAST({_q(spec.cluster)} AS VARCHAR) AS {_q(spec.cluster_name)}")
+    group = ["player_a", "player_b", "outcome"] + ([_q(spec.cluster_name)] if spec.cluster else [])
     if spec.wins:
         parts = [f"SELECT {', '.join(keys)}, CAST({o!r} AS DOUBLE) AS outcome, "
                  f"TRY_CAST({_q(c)} AS DOUBLE) AS w FROM {relation}" for c, o in spec.wins]
-        rows = " UNION ALL ".join(parts)
+        return (
+            f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
+            "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
+            f"FROM ({' UNION ALL '.join(parts)}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
+        )
+    raw = [_q(c) for c in (spec.player_a, spec.player_b, spec.outcome, spec.cluster) if c]
+    if spec.weight:
+        w = f"TRY_CAST({_q(spec.weight)} AS DOUBLE)"
+        inner_w = (f", sum({w}) AS w_sum, bool_or({w} IS NULL OR isnan({w}) OR isinf({w}) OR {w} < 0) AS w_bad")
+        weight, bad = "sum(w_sum)", "bool_or(w_bad)"
     else:
-        w = f"TRY_CAST({_q(spec.weight)} AS DOUBLE)" if spec.weight else "CAST(1.0 AS DOUBLE)"
-        rows = f"SELECT {', '.join(keys)}, {_outcome_sql(spec)} AS outcome, {w} AS w FROM {relation}"
-    group = ["player_a", "player_b", "outcome"] + ([_q(spec.cluster_name)] if spec.cluster else [])
+        inner_w, weight, bad = "", "CAST(sum(n_raw) AS DOUBLE)", "false"
+    inner = f"SELECT {', '.join(raw)}, count(*) AS n_raw{inner_w} FROM {relation} GROUP BY {', '.join(raw)}"
     return (
-        f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
-        "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
-        f"FROM ({rows}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
+        f"SELECT {', '.join(keys)}, {_outcome_sql(spec)} AS outcome, {weight} AS weight, "
+        f"CAST(sum(n_raw) AS BIGINT) AS n, {bad} AS bad_w "
+        f"FROM ({inner}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
     )
 
 
