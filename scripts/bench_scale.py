@@ -97,7 +97,7 @@ out = {{"exit": code}}
     "aggregate": """
 from evalkit.engine import aggregate_comparisons
 counts, report = aggregate_comparisons({path!r})
-out = {{"cells": len(counts.cells), "rows": report.rows_read}}
+out = {{"cells": len(counts), "rows": report.rows_read}}
 """,
     "read": """
 from evalkit.io import read_comparisons
