@@ -237,7 +237,7 @@ def _missing(values: object) -> np.ndarray:
         return np.isnan(arr)
     if arr.dtype.kind != "O":
         return np.zeros(arr.shape, dtype=bool)
-    return np.fromiter((v is None or v != v for v in arr), dtype=bool, count=len(arr))
+    return np.equal(arr, None) | (arr != arr)  # None, or NaN (the only value unequal to itself)
 
 
 def first_problem(cells: Mapping[str, object], cluster: str | None, *, self_ok: bool) -> str | None:

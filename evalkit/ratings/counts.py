@@ -202,12 +202,12 @@ def encode_players(
 
 def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
     """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``)."""
-    a = [str(x) for x in np.asarray(player_a, dtype=object).tolist()]
-    b = [str(x) for x in np.asarray(player_b, dtype=object).tolist()]
+    a = list(map(str, np.asarray(player_a, dtype=object).tolist()))
+    b = list(map(str, np.asarray(player_b, dtype=object).tolist()))
     players = tuple(sorted(set(a) | set(b)))
     pos = {p: k for k, p in enumerate(players)}
-    return (players, np.fromiter((pos[x] for x in a), dtype=np.int64, count=len(a)),
-            np.fromiter((pos[x] for x in b), dtype=np.int64, count=len(b)))
+    return (players, np.array(list(map(pos.__getitem__, a)), dtype=np.int64),
+            np.array(list(map(pos.__getitem__, b)), dtype=np.int64))
 
 
 def _fast_columns(frame: pd.DataFrame) -> tuple | None:
