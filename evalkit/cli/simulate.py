@@ -9,7 +9,12 @@ tcp://HOST:PORT``; default: the local process pool):
   five seeds, appended to the same table. Progress per figure on stderr.
 * ``calibrate --out FILE``: the coordinate search of :mod:`evalkit.sim.calibrate` over the
   generator, cost law and value noise on seeds 100-105, then selection on seeds 200-205; writes
-  the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``.
+  the fitted set and ``FILE.history.csv`` (every candidate) and ``FILE.selection.csv``;
+  ``--robust`` and ``--margin K`` choose the robustness-aware or the margin objective.
+* ``margins --out FILE``: per claim row and seed group (default 100-105 and 200-205), the mean,
+  the seed-to-seed sd and the margin to the nearer tolerance edge in sd (:mod:`evalkit.sim.margins`).
+* ``tradeoffs HISTORY --out FILE``: for each row the reference candidate misses, its range over the
+  candidates of a calibration history and what the best candidate that reproduces it loses.
 * ``run --agents K [--swarm standard|recursive] [--rule own-branch] [--dags N] --out FILE``:
   simulate runs on generated DAGs (or ``--edges/--steps`` CSVs) and write the tidy event trace.
 """
@@ -63,11 +68,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--robust", action="store_true",
                    help="robustness-aware objective: a row counts only if it holds on >= 2 of 3 seeds of each "
                         "consecutive seed triple (calibration and selection seeds alike)")
+    c.add_argument("--margin", type=float, default=None, metavar="K",
+                   help="margin objective: count rows whose mean over the seeds lies inside the tolerance by at "
+                        "least K seed-to-seed sd (evalkit.sim.margins); not with --robust")
     c.add_argument("--start", default=None, help="starting parameter JSON (default: the bundled set)")
     add_engine_options(c)
     c.add_argument("--force", action="store_true", help="replace an existing --out file")
     add_common(c, table=False)
     c.set_defaults(func=run)
+    m = sub.add_parser("margins", help="each claim row's mean, seed-to-seed sd and margin to its tolerance edge")
+    m.add_argument("--out", required=True, help="CSV file")
+    m.add_argument("--groups", nargs="+", default=["100-105", "200-205"],
+                   help="seed groups, each 'A-B' or 'A,B,C' (default: the calibration and selection seeds)")
+    m.add_argument("--dags", type=int, default=16)
+    m.add_argument("--k", type=float, default=1.0, help="margin (in sd) a robust row needs (default 1)")
+    m.add_argument("--params", default=None, help="parameter JSON (default: the bundled calibrated set)")
+    m.add_argument("--kinds", default=None, help="a claims.csv of `simulate reproduce` (its kind column is added "
+                                                 "and the expected evidence rows counted)")
+    add_engine_options(m)
+    m.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_common(m, table=False)
+    m.set_defaults(func=run)
+    t = sub.add_parser("tradeoffs", help="for each row a candidate misses: its range over a calibration history "
+                                         "and what the best candidate that reproduces it loses")
+    t.add_argument("history", help="calibration history CSV with a 'values' column")
+    t.add_argument("--chosen", type=int, default=0, help="row position of the reference candidate (default 0)")
+    t.add_argument("--out", required=True, help="CSV file")
+    t.add_argument("--expected", default=None, metavar="FILE",
+                   help="also write each candidate's approximate expected rows per fresh seed triple (needs "
+                        "--margins, one seed group of a margins CSV; --kinds adds the evidence count)")
+    t.add_argument("--margins", default=None, help="margins CSV (evalkit simulate margins) for --expected")
+    t.add_argument("--group", default="100-105", help="the seed group of --margins to use (default 100-105)")
+    t.add_argument("--kinds", default=None, help="claims.csv with a kind column (for --expected)")
+    t.add_argument("--force", action="store_true", help="replace an existing --out file")
+    add_common(t, table=False)
+    t.set_defaults(func=run)
     s = sub.add_parser("run", help="simulate runs and write their tidy event trace")
     s.add_argument("--agents", type=int, default=16)
     s.add_argument("--swarm", default="standard", choices=["standard", "recursive"])
@@ -99,11 +134,15 @@ def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit simulate ACTION``."""
     from evalkit.sim.experiments import load_params, save_params
 
+    if args.action == "tradeoffs":
+        return _tradeoffs(args)
     params = load_params(getattr(args, "params", None) or getattr(args, "start", None))
     ex = dict(engine=args.engine, workers=args.workers, scheduler=args.scheduler)
     progress = args.ui.progress
     if args.action == "reproduce":
         return _reproduce(args, params, ex)
+    if args.action == "margins":
+        return _margins(args, params, ex)
     if args.action == "calibrate":
         from evalkit._output import atomic_file
         from evalkit.sim.calibrate import calibrate, seed_triples, select
@@ -112,15 +151,20 @@ def run(args: argparse.Namespace) -> int:
         with atomic_file(out, force=args.force) as tmp, \
                 atomic_file(out.with_suffix(".history.csv"), force=args.force) as tmp_h, \
                 atomic_file(out.with_suffix(".selection.csv"), force=args.force) as tmp_s:
+            if args.robust and args.margin is not None:
+                raise ValueError("--robust and --margin are two objectives; give one of them.")
             groups = seed_triples(args.seeds) if args.robust else None
             best, score, hist = calibrate(params, seeds=args.seeds, n_dags=args.dags, max_passes=args.passes,
-                                          log=args.ui.info, groups=groups, **ex)
+                                          log=args.ui.info, groups=groups, margin=args.margin, **ex)
             hist.to_csv(tmp_h, index=False)
+            objective = ("robust (every seed triple)" if args.robust else "rows on >= 2/3 of seeds"
+                         if args.margin is None else f"margin (rows inside the tolerance by >= {args.margin:g} sd)")
             fitted = {"score": str(score), "seeds": args.seeds, "n_dags": args.dags, "evaluations": len(hist),
-                      "objective": "robust (every seed triple)" if args.robust else "rows on >= 2/3 of seeds"}
+                      "objective": objective}
             if args.select_seeds:
                 sel_groups = seed_triples(args.select_seeds) if args.robust else None
-                best, sel = select(hist, seeds=args.select_seeds, n_dags=args.dags, groups=sel_groups, **ex)
+                best, sel = select(hist, seeds=args.select_seeds, n_dags=args.dags, groups=sel_groups,
+                                   margin=args.margin, **ex)
                 sel.to_csv(tmp_s, index=False)
                 fitted["selection_seeds"] = args.select_seeds
             save_params(best, tmp, fitted=fitted)
@@ -156,6 +200,72 @@ def run(args: argparse.Namespace) -> int:
         args.ui.close_bar()
         trace.to_parquet(tmp) if out.suffix == ".parquet" else trace.to_csv(tmp, index=False)
     print(f"{len(dags)} runs, {len(trace)} step events written to {out}")
+    return 0
+
+
+def _seed_group(text: str) -> list[int]:
+    try:
+        if "-" in text:
+            a, b = (int(x) for x in text.split("-"))
+            return list(range(a, b + 1))
+        return [int(x) for x in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--groups takes seed groups like '100-105' or '0,1,2'. Got {text!r} instead.") from None
+
+
+def _margins(args: argparse.Namespace, params, ex: dict) -> int:
+    """``simulate margins``: the margin table of :mod:`evalkit.sim.margins` per seed group."""
+    import pandas as pd
+
+    from evalkit._output import atomic_file
+    from evalkit.sim.margins import margins_by_group
+
+    groups = [_seed_group(g) for g in args.groups]
+    kinds = None
+    if args.kinds:
+        kinds = pd.read_csv(args.kinds)
+        if not {"claim", "kind"} <= set(kinds.columns):
+            raise ValueError(f"--kinds {args.kinds!r} must have the columns 'claim' and 'kind' (a claims.csv of "
+                             f"`simulate reproduce` with breaks). Got {list(kinds.columns)} instead.")
+    with atomic_file(Path(args.out), force=args.force) as tmp:
+        table = margins_by_group(params, groups, n_dags=args.dags, k=args.k, progress=args.ui.progress, **ex)
+        args.ui.close_bar()
+        if kinds is not None:
+            table = table.merge(kinds[["claim", "kind"]], on="claim", how="left")
+        table.to_csv(tmp, index=False)
+    for g, t in table.groupby("seeds", sort=False):
+        ev = "" if kinds is None else f", {t.loc[t['kind'] == 'evidence', 'p_triple'].sum():.1f} of them evidence"
+        print(f"seeds {g}: {int(t['robust'].sum())} of {len(t)} rows robust (margin >= {args.k:g} sd); a fresh "
+              f"seed triple is expected to hold {t['p_triple'].sum():.1f} rows{ev}")
+    return 0
+
+
+def _tradeoffs(args: argparse.Namespace) -> int:
+    """``simulate tradeoffs``: :func:`evalkit.sim.tradeoffs.row_tradeoffs` of a calibration history."""
+    import pandas as pd
+
+    from evalkit._output import atomic_file
+    from evalkit.sim.tradeoffs import expected_counts, row_tradeoffs
+
+    history = pd.read_csv(args.history)
+    table = row_tradeoffs(history, chosen=args.chosen)
+    if args.expected:
+        if not args.margins:
+            raise ValueError("--expected needs --margins (a CSV of `evalkit simulate margins`).")
+        m = pd.read_csv(args.margins)
+        m = m.loc[m["seeds"].astype(str) == args.group]
+        if m.empty:
+            raise ValueError(f"--margins {args.margins!r} has no rows for seed group {args.group!r}.")
+        exp = expected_counts(history, m, kinds=pd.read_csv(args.kinds) if args.kinds else None)
+        with atomic_file(Path(args.expected), force=args.force) as tmp:
+            exp.to_csv(tmp, index=False)
+        best = exp.loc[exp["expected_rows"].idxmax()]
+        print(f"expected rows per fresh seed triple: {exp['expected_rows'].iloc[0]:.1f} for candidate 0, at most "
+              f"{best['expected_rows']:.1f} ({best['candidate']})")
+    with atomic_file(Path(args.out), force=args.force) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"{len(table)} rows missed by candidate {args.chosen}; "
+          f"{int((table['inside'] == 0).sum())} of them never inside in {table['candidates'].max()} candidates")
     return 0
 
 

@@ -5,8 +5,10 @@ deterministic event engine (:mod:`~evalkit.sim.engine`), the agents' step rules
 (:mod:`~evalkit.sim.policy`), single agents and standard / recursive swarms
 (:mod:`~evalkit.sim.swarms`), metrics
 (:mod:`~evalkit.sim.metrics`), the figure 2-10 experiments and their claim table
-(:mod:`~evalkit.sim.experiments`, :mod:`~evalkit.sim.claims`) and the calibration search
-(:mod:`~evalkit.sim.calibrate`).
+(:mod:`~evalkit.sim.experiments`, :mod:`~evalkit.sim.claims`), the calibration search
+(:mod:`~evalkit.sim.calibrate`), each row's margin to its tolerance (:mod:`~evalkit.sim.margins`),
+the trade-offs across calibration candidates (:mod:`~evalkit.sim.tradeoffs`) and the per-row
+arguments for failing rows (:mod:`~evalkit.sim.notes`).
 """
 
 from evalkit.sim.dag import Dag, dag_from_frames, read_dag

@@ -56,6 +56,25 @@ class Claim:
     measure: str
     value: Callable[[Results], float]
     check: Callable[[Results], bool] | None = None
+    #: For an ordering whose value is the statistic its check compares: the open interval the value must
+    #: lie in (``None``: the check is not a threshold on the value, e.g. a yes/no count).
+    bounds: tuple[float, float] | None = None
+
+    def edges(self) -> tuple[float, float, bool] | None:
+        """``(lo, hi, log)``: the interval the value must lie in, and whether margins are read on the log
+        scale (speedups and sizes); ``None`` when the check is not a threshold on the value."""
+        inf = float("inf")
+        if self.measure == "ordering":
+            return None if self.bounds is None else (*self.bounds, False)
+        if self.measure == "below":
+            return -inf, float(self.seed), False
+        how, tol = self._tol()
+        s = float(self.seed)
+        if how == "log":
+            return s * np.exp(-tol), s * np.exp(tol), True
+        if how == "rel":
+            return s * (1 - tol), s * (1 + tol), True
+        return s - tol, s + tol, False
 
     def _tol(self) -> tuple[str, float]:
         how, tol = TOLERANCE[self.measure]
@@ -177,16 +196,19 @@ def _w(D: int, swarm: str, metric: str, level: float) -> Callable[[Results], flo
     return _sp(f"width|{D}|{swarm}", metric, level, f"width|{D}|single")
 
 
+_INF = float("inf")
+_ABOVE1, _BELOW1 = (1.0, _INF), (-_INF, 1.0)  # the ratio orderings: > 1 or < 1
+
 CLAIMS: tuple[Claim, ...] = (
     Claim("F2.size", "2", "task DAGs average about 730 steps (mean over the seed's DAGs)", 730, "size",
           lambda r: float(r.data["n_steps"].mean())),
     Claim("F2.scov", "2", "single agent: coverage is S-shaped in log time (middle rate / end rates, min)", None,
-          "ordering", lambda r: _s_shape(r, "coverage"), lambda r: _s_shape(r, "coverage") > 1),
+          "ordering", lambda r: _s_shape(r, "coverage"), lambda r: _s_shape(r, "coverage") > 1, bounds=_ABOVE1),
     Claim("F2.sbest", "2", "single agent: best score is S-shaped in log time (middle rate / end rates, min)", None,
-          "ordering", lambda r: _s_shape(r, "best"), lambda r: _s_shape(r, "best") > 1),
+          "ordering", lambda r: _s_shape(r, "best"), lambda r: _s_shape(r, "best") > 1, bounds=_ABOVE1),
     Claim("F2.gentle", "2", "single agent: best score rises more gently than coverage (log-time 10%->90%)", None,
           "ordering", lambda r: _log_rise(r, "best") / _log_rise(r, "coverage"),
-          lambda r: _log_rise(r, "best") > _log_rise(r, "coverage")),
+          lambda r: _log_rise(r, "best") > _log_rise(r, "coverage"), bounds=_ABOVE1),
     Claim("F3.cov50", "3", "standard 16: coverage speedup at 50%", 13, "coverage", _sp("standard|16", "coverage", 0.5)),
     Claim("F3.cov90", "3", "standard 16: coverage speedup at 90%", 22, "coverage", _sp("standard|16", "coverage", 0.9)),
     Claim("F3.best50", "3", "standard 16: best-score speedup at 50%", 6.6, "best", _sp("standard|16", "best", 0.5)),
@@ -195,16 +217,16 @@ CLAIMS: tuple[Claim, ...] = (
           lambda r: float(_monotone(r)), _monotone),
     Claim("F3.bestless", "3", "at 50% the best score shifts less than coverage (standard 16)", None, "ordering",
           lambda r: r.speedup("standard|16", "best", 0.5) / r.speedup("standard|16", "coverage", 0.5),
-          lambda r: r.speedup("standard|16", "best", 0.5) < r.speedup("standard|16", "coverage", 0.5)),
+          lambda r: r.speedup("standard|16", "best", 0.5) < r.speedup("standard|16", "coverage", 0.5), bounds=_BELOW1),
     Claim("F4.cov50", "4", "recursive 16: coverage speedup at 50%", 6.7, "coverage", _sp("recursive|16", "coverage", 0.5)),
     Claim("F4.cov90", "4", "recursive 16: coverage speedup at 90%", 12, "coverage", _sp("recursive|16", "coverage", 0.9)),
     Claim("F4.best50", "4", "recursive 16: best-score speedup at 50%", 4.6, "best", _sp("recursive|16", "best", 0.5)),
     Claim("F4.best90", "4", "recursive 16: best-score speedup at 90%", 13, "best", _sp("recursive|16", "best", 0.9)),
     Claim("F4.later", "4", "recursive 16 sustains later stages: coverage speedup 90% > 50%", None, "ordering",
           lambda r: r.speedup("recursive|16", "coverage", 0.9) / r.speedup("recursive|16", "coverage", 0.5),
-          lambda r: r.speedup("recursive|16", "coverage", 0.9) > r.speedup("recursive|16", "coverage", 0.5)),
+          lambda r: r.speedup("recursive|16", "coverage", 0.9) > r.speedup("recursive|16", "coverage", 0.5), bounds=_ABOVE1),
     Claim("F5.std>rec", "5", "from 4 agents up standard beats recursive (both scores, 50% and 90%; min ratio)", None,
-          "ordering", _std_beats_rec, lambda r: _std_beats_rec(r) > 1),
+          "ordering", _std_beats_rec, lambda r: _std_beats_rec(r) > 1, bounds=_ABOVE1),
     Claim("F5.gap", "5", "16 agents: standard/recursive gap smaller on best score than on coverage at 90%", None,
           "ordering",
           lambda r: r.speedup("standard|16", "best", 0.9) / r.speedup("recursive|16", "best", 0.9),
@@ -235,9 +257,9 @@ CLAIMS: tuple[Claim, ...] = (
           lambda r: float(np.all(np.diff([r.share("standard", k, "communication") for k in SIZES]) > 0)),
           lambda r: bool(np.all(np.diff([r.share("standard", k, "communication") for k in SIZES]) > 0))),
     Claim("F7.keep8", "7", "up to 8 agents most of the cost-free speedup is kept (min kept share, 90%)", None,
-          "ordering", _kept, lambda r: _kept(r) > 0.5),
+          "ordering", _kept, lambda r: _kept(r) > 0.5, bounds=(0.5, _INF)),
     Claim("F7.flat", "7", "past 32 agents doubling adds little (standard 64/32 speedup at 90%, max of scores)", None,
-          "ordering", _doubling, lambda r: _doubling(r) < 1.2),
+          "ordering", _doubling, lambda r: _doubling(r) < 1.2, bounds=(-_INF, 1.2)),
     Claim("F8.covmin", "8", "agent-time to 90% coverage: smallest ratio over all setups", 0.64, "agent-time",
           _range("coverage", min)),
     Claim("F8.covmax", "8", "agent-time to 90% coverage: largest ratio over all setups", 1.35, "agent-time",
@@ -264,7 +286,7 @@ CLAIMS: tuple[Claim, ...] = (
           _w(4, "recursive", "coverage", 0.9)),
     Claim("F10.width", "10", "standard 16 at 90% coverage: wide (8 layers) faster than narrow (136)", None,
           "ordering", lambda r: _w(8, "standard", "coverage", 0.9)(r) / _w(136, "standard", "coverage", 0.9)(r),
-          lambda r: _w(8, "standard", "coverage", 0.9)(r) > _w(136, "standard", "coverage", 0.9)(r)),
+          lambda r: _w(8, "standard", "coverage", 0.9)(r) > _w(136, "standard", "coverage", 0.9)(r), bounds=_ABOVE1),
 )
 
 
@@ -334,38 +356,3 @@ def evidence_kinds(model: pd.DataFrame, broken: dict[str, pd.DataFrame]) -> pd.D
                      "breaks_failed": ", ".join(failed) or "-",
                      **{n: f"{int(g.loc[c, 'sum'])}/{int(g.loc[c, 'size'])}" for n, g in stats.items()}})
     return pd.DataFrame(rows)
-
-
-# Why a row does not hold, as measured on the v2 parameter set (the post's rules; docs/simulator.md has the
-# details). Shown in the table only for rows that fail on the reported seeds. Mechanisms are stated only where
-# a run measured them; otherwise the note says what was measured.
-NOTES: dict[str, str] = {
-    "F2.sbest": "the mean best-score curve is close to a straight line in log time on some seeds (middle/end "
-                "rate ratio 0.93-1.2): with heavy deep costs the best score keeps rising over four decades.",
-    "F3.cov50": "too fast at half coverage (17-19x) while 90 % is about right (18-21x): under the post's rules "
-                "the 16-agent speedup is nearly flat from 50 % to 90 %, the post's rise from 13x to 22x is not "
-                "reproduced by any generator candidate tried (calibration_history.csv).",
-    "F3.best50": "too fast (11-14x vs 6.6x), the same flat-speedup pattern as F3.cov50 on the best score.",
-    "F4.cov50": "recursive 16 at half coverage 4.3-5.6x vs 6.7x: holds on seeds 0-2, just below on 7-9.",
-    "F4.cov90": "recursive 16 too slow at 90 % coverage (5-10x vs 12x): a recursive agent forks only when a "
-                "completion unlocks several steps, so slots freed by ending agents stay empty until then.",
-    "F4.best50": "recursive 16 to half the best score: 6-12x vs 4.6x, the noisiest row (two seed-to-seed sd of "
-                 "log speedup = 0.46).",
-    "F4.best90": "recursive 16 to 90 % of the best: 7.5-12x vs 13x; holds on seeds 0-2 only.",
-    "F7.comm64": "the share is set by the work-weighted number of busy agents: 37 % needs about 30 of 64 busy "
-                 "while the work is done; here about 11 are (15-20 %).",
-    "F8.covmin": "the smallest agent-time ratio to 90 % coverage is 0.72-0.88 (post 0.64).",
-    "F8.covmax": "the largest ratio is a small recursive swarm (seed 0: 2.2 at 2 agents, 1.6 at 4, 1.3 at 8): "
-                 "a recursive swarm of 2 reaches 90 % coverage no sooner than one agent, with both agents busy "
-                 "(post: at most 1.35).",
-    "F8.std16": "standard 16 needs 0.72-0.88 of one agent's agent-time (post 0.69): holds on seeds 0-2 only.",
-    "F8.bestall": "every swarm needs less agent-time than one agent to 90 % of the best on seeds 0-2 (max "
-                  "0.94-0.99), not on seeds 7-9 (max 1.15-1.64): the post's point holds on half the seeds.",
-    "F8.bestmin": "see F8.bestall.",
-    "F8.bestmax": "see F8.bestall.",
-    "F9.narrow90": "narrowest DAG: 2.3-3.4x vs 3.9x, holds on seeds 7-9, low on 0 and 2.",
-    "F9.narrowbest": "narrowest DAG, best score: 4.2-6.0x vs 4.9x, inside the tight tolerance (x/ 1.16) on 0-2 only.",
-    "F10.wide90": "wide DAG: 26-45x vs 30x; holds on 7-9, above the tolerance on seeds 0 and 2.",
-    "F10.widebest": "wide DAG, best score: 23-38x vs 12x, about twice the post's number on every seed.",
-    "F10.widest": "widest DAG, recursive 16: 1.2-1.4x vs 1.1x, just outside +-20 % on half the seeds.",
-}

@@ -23,7 +23,7 @@ import pandas as pd
 
 from evalkit._progress import ProgressFn
 from evalkit.sim.breaks import BREAKS, break_params
-from evalkit.sim.claims import NOTES, claim_table, evidence_kinds, summarise
+from evalkit.sim.claims import claim_table, evidence_kinds, summarise
 from evalkit.sim.experiments import (
     ALL_PARTS,
     SIZES,
@@ -34,6 +34,7 @@ from evalkit.sim.experiments import (
     run_variants,
     save_params,
 )
+from evalkit.sim.notes import LEGEND, NOTES
 
 __all__ = ["Reproduction", "reproduce", "to_markdown", "REPORT_SEEDS", "REPORT_GROUPS"]
 
@@ -102,6 +103,8 @@ def to_markdown(summary: pd.DataFrame) -> str:
         k = summary["kind"].value_counts()
         lines.append(f"Kinds over all rows: {int(k.get('evidence', 0))} evidence, {int(k.get('restatement', 0))} "
                      "restatement.")
+    if "note" in summary and summary["note"].fillna("").astype(bool).any():
+        lines += ["", LEGEND]
     return "\n".join(lines) + "\n"
 
 
