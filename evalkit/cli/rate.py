@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
     from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
-    variant = bool(args.adjust_position) or args.by is not None
+    variant = bool(args.adjust_position) or args.by is not None or bool(args.style or args.style_diff)
     print_warnings(counts, report.format, args)
     if variant:
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
@@ -134,8 +134,8 @@ def _write(args: argparse.Namespace, counts, table, inputs) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from evalkit._escape import markdown_table
     from evalkit._output import atomic_output_dir
+    from evalkit.cli.judging import write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
     from evalkit.ratings import win_rate_matrix
@@ -145,8 +145,7 @@ def _write(args: argparse.Namespace, counts, table, inputs) -> None:
                   "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed",
                   "level", "engine")}}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
-        out.write_csv(table, "leaderboard.csv")
-        (out.path / "leaderboard.md").write_text(markdown_table(table, floatfmt=".4g"), encoding="utf-8")
+        write_tables(out, {"leaderboard": table})
         with plot_fonts():
             ax = plot_leaderboard(table)
             missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, dpi=150)

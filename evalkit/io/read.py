@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._errors import where
-from evalkit.io._common import Converted
+from evalkit.io._common import Converted, keep_raw_columns
 from evalkit.io._files import LINE, load_records
 from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, convert_alpaca_eval_csv
 from evalkit.io.counts import convert_pair_counts
@@ -65,6 +65,7 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
         fmt = "columns" if opts["columns"] or opts["constants"] else detect_format(
             list(raw.columns), source=source)
     conv = _convert(raw, fmt, source=source, path=path, opts=opts)
+    keep_raw_columns(raw, conv.frame, opts["keep"], fmt=fmt, source=source)
     frame = conv.frame.rename(columns={LINE: "line"})
     frame["source"] = source
     if opts["judge"] is not None and "judge" not in frame.columns:
@@ -97,6 +98,7 @@ def read_comparisons(
     baseline: str | None = None,
     model_name_from: str = "generator_2",
     encoding: str | None = None,
+    keep_columns: Sequence[str] | Mapping[str, str] = (),
 ) -> ReadResult:
     """Read pairwise judgments into the canonical comparisons frame, with a report.
 
@@ -129,6 +131,9 @@ def read_comparisons(
     encoding : str, optional
         Text encoding of CSV/JSON files. Default: UTF-8, or UTF-16 when the file starts with
         a UTF-16 byte-order mark (a UTF-8 BOM is skipped).
+    keep_columns : sequence of str, or mapping of column to who asked for it (named in errors)
+        Raw columns to keep as they are, after the canonical ones (``arena``, ``left_right``,
+        ``canonical`` and ``columns`` formats), e.g. per-answer lengths for style control.
 
     Returns
     -------
@@ -147,7 +152,9 @@ def read_comparisons(
                        constants=constants)
     opts = dict(columns=columns, constants=constants, outcome_map=outcome_map,
                 missing_outcome=missing_outcome, self_comparisons=self_comparisons,
-                judge=judge, baseline=baseline, model_name_from=model_name_from)
+                judge=judge, baseline=baseline, model_name_from=model_name_from,
+                keep=dict(keep_columns) if isinstance(keep_columns, Mapping) else dict.fromkeys(keep_columns,
+                                                                                             "keep_columns"))
     parts = []
     if isinstance(source, pd.DataFrame):
         if len(source) == 0:
