@@ -138,7 +138,9 @@ def test_style_out_writes_tables(battles, tmp_path, capsys):
     js = pd.DataFrame(_rate_json(capsys, battles, "--style", "len_a:len_b")["leaderboard"])
     np.testing.assert_allclose(board["elo"], js["elo"], rtol=1e-12)
     assert pd.read_csv(out_dir / "style_coefficients.csv")["covariate"].tolist() == ["len_a:len_b"]
-    assert json.loads((out_dir / "run.json").read_text())["variant"] == "style --style len_a:len_b"
+    run = json.loads((out_dir / "run.json").read_text())
+    assert run["variant"] == "style --style len_a:len_b" and run["parameters"]["style"] == ["len_a:len_b"]
+    assert run["inputs"] == [str(battles)]
 
 
 def test_reader_keeps_style_columns_for_left_right_and_canonical(tmp_path):

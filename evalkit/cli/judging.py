@@ -39,9 +39,10 @@ def add_rate_flags(p: argparse.ArgumentParser) -> None:
                    help="multiplicity correction across --by categories (default bonferroni)")
     p.add_argument("--style", action="append", default=[], metavar="A_COL:B_COL",
                    help="style control (LMArena): the per-answer columns A_COL (player_a's answer) and B_COL "
-                        "(player_b's), e.g. lengths or token counts, become the covariate (a - b)/(a + b), "
-                        "standardised to SD 1; repeat for more covariates. Prints the style-controlled "
-                        "leaderboard next to the plain Elo and the style coefficients")
+                        "(player_b's), e.g. lengths or token counts (>= 0), become the covariate (a - b)/(a + b), "
+                        "standardised over the rows (mean 0, SD 1); repeat for more covariates. Prints the "
+                        "style-controlled leaderboard (sandwich or --cluster intervals) next to the plain Elo, "
+                        "and the style coefficients. Formats: arena, left_right, canonical")
     p.add_argument("--style-diff", action="append", default=[], metavar="COL",
                    help="style control with a column already holding an a - b difference, used as is; repeatable")
     add_judge_flags(p)
@@ -51,11 +52,10 @@ def diagnostic_rows(args: argparse.Namespace, report) -> pd.DataFrame:
     """The comparison rows, for ``--adjust-position``, ``--by`` and ``--style`` (row-level models).
 
     The ratings come from counts reduced where the rows live; only these variants read the
-    rows, and only up to :data:`DIAGNOSTIC_MAX_ROWS` rows. The style columns (and a non-canonical
-    ``--cluster`` column) are kept from the raw rows.
+    rows, and only up to :data:`DIAGNOSTIC_MAX_ROWS` rows. The ``--style`` / ``--style-diff`` columns
+    are kept from the raw rows.
     """
     from evalkit.io import read_comparisons
-    from evalkit.io.schema import CANONICAL_COLUMNS
 
     if report.rows_read > DIAGNOSTIC_MAX_ROWS:
         raise ValueError(f"--adjust-position, --by and --style fit row-level models; the input has {report.rows_read:,} "
@@ -63,8 +63,6 @@ def diagnostic_rows(args: argparse.Namespace, report) -> pd.DataFrame:
     source = args.path[0] if len(args.path) == 1 else args.path
     opts = {k: getattr(args, k) for k in ("baseline", "model_name_from", "encoding") if getattr(args, k, None)}
     keep = {c: flag for flag, cols in _style_flags(args) for c in cols}
-    if keep and getattr(args, "cluster", None) and args.cluster not in CANONICAL_COLUMNS:
-        keep.setdefault(args.cluster, "--cluster")
     if keep:
         opts["keep_columns"] = keep
     frame, _ = read_comparisons(source, format=getattr(args, "format", None), judge=getattr(args, "judge", None),
@@ -127,12 +125,22 @@ def write_tables(out, tables: dict[str, pd.DataFrame]) -> list[str]:
     return names
 
 
+def rate_parameters(args: argparse.Namespace) -> dict:
+    """The options of ``evalkit rate`` that shape its numbers, for ``run.json``."""
+    return {k: v for k, v in vars(args).items() if k in (
+        "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed", "level",
+        "engine", "adjust_position", "by", "correction", "style", "style_diff")}
+
+
 def _write_variant(args: argparse.Namespace, tables: dict[str, pd.DataFrame], variant: str) -> None:
     """The ``--out`` folder of a row-level variant: its tables and ``run.json``, built atomically."""
     from evalkit._output import atomic_output_dir
 
+    inputs = getattr(args, "inputs", None)
+    record = {"command": "rate", "variant": variant, "inputs": (list(inputs.names.values()) if inputs else [])
+              or [str(p) for p in args.path], "parameters": rate_parameters(args)}
     with atomic_output_dir(args.out, force=getattr(args, "force", False), raw_csv=getattr(args, "raw_csv", False),
-                           record={"command": "rate", "variant": variant}) as out:
+                           record=record) as out:
         names = write_tables(out, tables)
     print(f"wrote {args.out}/: {', '.join(names)}, run.json", file=sys.stderr)
 

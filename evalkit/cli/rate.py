@@ -135,15 +135,13 @@ def _write(args: argparse.Namespace, counts, table, inputs) -> None:
     import matplotlib.pyplot as plt
 
     from evalkit._output import atomic_output_dir
-    from evalkit.cli.judging import write_tables
+    from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
     from evalkit.ratings import win_rate_matrix
 
     record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
-              "parameters": {k: v for k, v in vars(args).items() if k in (
-                  "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed",
-                  "level", "engine")}}
+              "parameters": rate_parameters(args)}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         write_tables(out, {"leaderboard": table})
         with plot_fonts():
