@@ -125,7 +125,7 @@ def _fit_all(
     """Point estimate (replicate 0, strict) and warm-started replicate fits."""
     elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
     if not conv:
-        # stack: _fit_all < _fit < elo_curves < the caller of elo_curves
+        # stack: _fit_all < _run_fit < elo_curves < the caller of elo_curves
         warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning, stacklevel=4)
     reps, failed = fit_elo_replicates(
         counts.wins[1:], counts.ties[1:], anchors=anchors, init_elo=elo0, ties_mode=ties, prior=prior
@@ -177,7 +177,7 @@ def _fit_plan(
 
 
 @dataclass(frozen=True)
-class _Fit:
+class _FitPart:
     """One Bradley–Terry fit's share of the curve: a system (self mode) or all (joint)."""
 
     name: str
@@ -192,16 +192,16 @@ class _Fit:
     anchor_budget: float
 
 
-def _fit(
+def _run_fit(
     ck: Checkpoints, systems: tuple[str, ...], anchor_idx: np.ndarray, name: str,
     spec: CurveSpec, mult: np.ndarray,
-) -> _Fit:
+) -> _FitPart:
     """Count the games of ``systems`` in every replicate and fit them."""
     counts = count_games(ck, systems=systems, within_session=spec.within, missing=spec.missing, multiplicity=mult)
     elo0, reps, n_fail, conv = _fit_all(counts, anchor_idx, spec.ties, spec.prior)
     g = counts.games[0]
     rated = next(a for a in anchor_idx if np.isfinite(elo0[a]))
-    return _Fit(
+    return _FitPart(
         name=name, systems=systems, elo=elo0, replicates=reps, failed=n_fail, converged=conv, games=g,
         tie_rate=np.divide(counts.ties[0].sum(axis=1), g, out=np.zeros_like(g), where=g > 0),
         tie_share=_tie_share(counts), anchor_budget=float(ck.budgets[rated % ck.budgets.size]),
@@ -248,7 +248,7 @@ def _warn_failed(failed: dict[str, int], bootstrap: int) -> None:
 
 
 def _curve_frame(
-    ck: Checkpoints, systems: tuple[str, ...], fits: list[_Fit], lo: np.ndarray, hi: np.ndarray
+    ck: Checkpoints, systems: tuple[str, ...], fits: list[_FitPart], lo: np.ndarray, hi: np.ndarray
 ) -> pd.DataFrame:
     """The tidy ``curve`` table of :class:`CurveResult`."""
     c = ck.budgets.size
@@ -352,21 +352,21 @@ def elo_curves(
     )
     ck = _checkpoints(traces, spec)
     systems = tuple(sorted(ck.sessions["system"].unique()))
-    mult = _multiplicities(ck.sessions, bootstrap, rng)
+    mult = _multiplicities(ck.sessions, spec.bootstrap, rng)
     fits = []
     # a for loop, not a comprehension: before Python 3.12 a comprehension is one more frame,
     # which would shift the stacklevel of _fit_all's warning away from our caller
     for fit_systems, anchor_idx, name in _fit_plan(systems, ck.budgets.size, spec):
-        fits.append(_fit(ck, fit_systems, anchor_idx, name, spec, mult))
+        fits.append(_run_fit(ck, fit_systems, anchor_idx, name, spec, mult))
     shares = {f.name: f.tie_share for f in fits}
-    _warn_ties(shares, tie_warning)
+    _warn_ties(shares, spec.tie_warning)
     reps = np.concatenate([f.replicates for f in fits], axis=1)
     lo, hi = _bands(reps, spec, sum(f.elo.size for f in fits))
     failed = {f.name: f.failed for f in fits}
-    _warn_failed(failed, bootstrap)
+    _warn_failed(failed, spec.bootstrap)
     return CurveResult(
-        curve=_curve_frame(ck, systems, fits, lo, hi), mode=mode, budgets=ck.budgets,
+        curve=_curve_frame(ck, systems, fits, lo, hi), mode=spec.mode, budgets=ck.budgets,
         anchors={s: f.anchor_budget for f in fits for s in f.systems}, replicates=reps,
-        failed=failed, confidence_level=confidence_level, tie_share=shares, options=spec.options,
+        failed=failed, confidence_level=spec.confidence_level, tie_share=shares, options=spec.options,
         converged={f.name: f.converged for f in fits},
     )
