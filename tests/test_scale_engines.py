@@ -159,7 +159,7 @@ def test_weight_two_equals_every_row_twice(interval, cluster, ties):
 
 def test_non_integer_weights_keep_the_total_weight_in_a_replicate():
     from evalkit.ratings import bootstrap_bt
-    from evalkit.ratings.bootstrap import _units
+    from evalkit.ratings._resample import resampling_units as _units
     from evalkit.ratings.counts import as_cells
 
     base = weighted_data().assign(weight=0.5)  # total weight 200 = 200 draws of weight 1 each

@@ -185,28 +185,32 @@ def aggregate_comparisons(
 
         return dask_aggregate(source, cluster=cluster, scheduler=scheduler, read=read,
                               progress=progress, fast=fast_ok)
+    return _duckdb(_expand(source), cluster=cluster, read=read, fast=fast_ok, progress=progress)
+
+
+def _duckdb(paths: list[Path], *, cluster: str | None, read: dict[str, Any], fast: bool,
+            progress: ProgressFn | None) -> tuple[ComparisonCounts, ReadReport]:
+    """Each file by one DuckDB query; the files it cannot take (or with an invalid row) by the
+    pandas reader, together (exact errors and line numbers, AlpacaEval notes across files)."""
     import duckdb
 
-    paths = _expand(source)
-    opts = {"columns": columns, "outcome_map": read_options.get("outcome_map"),
-            "self_comparisons": read_options.get("self_comparisons", "error")}
+    opts = {"columns": read["columns"], "outcome_map": read.get("outcome_map"),
+            "self_comparisons": read.get("self_comparisons", "error")}
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
     done: dict[int, tuple[ComparisonCounts, ReadReport]] = {}
     slow: list[int] = []
     tick(progress, "read", 0, len(paths))
     for k, path in enumerate(paths):
-        res = _duckdb_file(con, path, cluster=cluster, fmt=format, opts=opts) if fast_ok else None
+        res = _duckdb_file(con, path, cluster=cluster, fmt=read["format"], opts=opts) if fast else None
         if res is None:
             slow.append(k)
         else:
             done[k] = res
         tick(progress, "read", k + 1, len(paths))
     con.close()
-    if slow:  # the pandas reader: exact errors and line numbers, AlpacaEval notes across files
+    if slow:
         files = [paths[k] for k in slow]
-        counts, report = _pandas(files[0] if len(files) == 1 else files, cluster, read)
-        done[slow[0]] = (counts, report)
+        done[slow[0]] = _pandas(files[0] if len(files) == 1 else files, cluster, read)
     parts = [done[k] for k in sorted(done)]
-    counts = _merge_cells([p[0] for p in parts], cluster)
-    return counts, merge_reports(p[1] for p in parts)
+    return _merge_cells([p[0] for p in parts], cluster), merge_reports(p[1] for p in parts)
