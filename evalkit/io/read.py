@@ -22,6 +22,7 @@ from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, conve
 from evalkit.io.counts import convert_pair_counts
 from evalkit.io.fastchat import convert_arena, convert_mt_bench
 from evalkit.io.formats import FORMATS, check_read_options, detect_format
+from evalkit.io.formats import SELF_COMPARISON as _SELF
 from evalkit.io.formats import source_paths as _paths
 from evalkit.io.report import ReadReport, ReadResult
 from evalkit.io.schema import validate_comparisons
@@ -34,7 +35,6 @@ from evalkit.io.tables import (
 
 __all__ = ["FORMATS", "check_read_options", "detect_format", "read_comparisons"]
 
-_SELF = "a player compared with itself (dropped because self_comparisons='drop')"
 
 
 @dataclass(frozen=True)
