@@ -31,6 +31,7 @@ from evalkit._progress import ProgressFn, tick
 from evalkit.engine._duckdb import duckdb_file_cells
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
+from evalkit.io.formats import SELF_COMPARISON as _SELF
 from evalkit.io.formats import check_read_options, source_paths
 from evalkit.io.report import ReadReport, merge_reports
 
@@ -41,7 +42,6 @@ __all__ = ["AGGREGATION_ENGINES", "aggregate_comparisons"]
 
 #: Engines of :func:`aggregate_comparisons`.
 AGGREGATION_ENGINES: tuple[str, ...] = ("duckdb", "pandas", "dask")
-_SELF = "a player compared with itself (dropped because self_comparisons='drop')"
 
 
 def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:

@@ -27,6 +27,9 @@ LEFT_RIGHT_WINNERS: dict[str, float] = {"left": 1.0, "right": 0.0, "tie": 0.5}
 
 LINE = "_line"
 
+#: Drop reason of a self-comparison under ``self_comparisons="drop"`` (every reader and engine).
+SELF_COMPARISON = "a player compared with itself (dropped because self_comparisons='drop')"
+
 # Strings read as missing in CSV files. "NA" is deliberately absent: it can be a name.
 _CSV_NA = ["", "nan", "NaN", "NULL", "null", "None"]
 

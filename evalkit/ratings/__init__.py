@@ -55,6 +55,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
+# A name that is also a submodule must be bound now: once any code imports the submodule
+# evalkit.ratings.leaderboard, the import system sets the package attribute to the module, and
+# a lazy __getattr__ would never be asked again. (This module imports neither pandas nor scipy.)
+from evalkit.ratings.leaderboard import LEADERBOARD_COLUMNS, leaderboard  # noqa: E402
+
 __all__ = [
     "PairCounts",
     "aggregate",
