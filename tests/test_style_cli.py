@@ -116,6 +116,16 @@ def test_style_cluster_robust_equals_statsmodels_cluster(battles, capsys):
     np.testing.assert_allclose(pd.DataFrame(out0["style_coefficients"])["se"], beta_se0, atol=1e-7)
 
 
+def test_style_model_based_interval_equals_statsmodels_nonrobust(battles, capsys):
+    raw = pd.read_csv(battles)
+    # statsmodels GLM(...).fit() (default cov_type="nonrobust": the inverse Fisher information)
+    elo, se, beta, beta_se = _reference(raw, [_z(raw)])
+    out = _rate_json(capsys, battles, "--style", "len_a:len_b", "--interval", "hessian", "--level", "0.9")
+    board = pd.DataFrame(out["leaderboard"]).set_index("model").loc[NAMES]
+    np.testing.assert_allclose(board["elo"] - board["ci_low"], stats.norm.ppf(0.95) * se, atol=1e-5)
+    np.testing.assert_allclose(pd.DataFrame(out["style_coefficients"])["se"], beta_se, atol=1e-7)
+
+
 def test_style_with_position_adds_the_left_advantage(battles, capsys):
     raw = pd.read_csv(battles)
     out = _rate_json(capsys, battles, "--style", "len_a:len_b", "--adjust-position")
@@ -178,6 +188,7 @@ def test_style_bad_input_messages(battles, tmp_path, capsys):
     assert "cannot be combined with --bootstrap" in _error(capsys, battles, "--style", "len_a:len_b",
                                                            "--bootstrap", "10")
     assert "cannot be combined with --by" in _error(capsys, battles, "--style", "len_a:len_b", "--by", "judge")
+    assert "two different columns" in _error(capsys, battles, "--style", "len_a:len_a")
     assert "more than once" in _error(capsys, battles, "--style", "len_a:len_b", "--style", "len_a:len_b")
     raw = _battles(rows=60).astype({"len_b": object, "hdiff": object})
     raw.loc[9, "len_b"] = "long"  # data row 10: line 11 of the CSV (line 1 is the header)
@@ -192,3 +203,6 @@ def test_style_bad_input_messages(battles, tmp_path, capsys):
     assert "The 'hdiff' column (style difference hdiff) must hold finite numbers" in err
     assert "in 2 rows (first at line 22 of" in err
     assert "Got '-5' in 1 row (first at line 42 of" in _error(capsys, bad, "--style", "len_a:len_b")
+    flat = tmp_path / "flat.csv"
+    _battles(rows=60).assign(zero=0.0).to_csv(flat, index=False)
+    assert "['zero'] are 0 on every row" in _error(capsys, flat, "--style-diff", "zero")

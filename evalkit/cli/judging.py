@@ -158,7 +158,7 @@ def _rate_style(args: argparse.Namespace, frame: pd.DataFrame, *, base: float) -
     ui = args.ui
     ui.result({
         f"Style-controlled Bradley-Terry Elo leaderboard (ties: half; intervals: {res.table.attrs['interval']}; "
-        "elo_plain, rank_plain: without style control)": res.table,
+        "elo_plain, rank_plain: without style control; elo_change = elo - elo_plain)": res.table,
         f"Style coefficients (log-odds per unit of each covariate; {res.fit.cov_kind}; "
         "a:b = standardised (a - b)/(a + b))": res.coefficients,
     } if not ui.json else {"leaderboard": res.table, "style_coefficients": res.coefficients})

@@ -45,6 +45,9 @@ class StyleSpec:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise ValueError(f"Each style covariate may be given once; got {twice} more than once.")
+        same = [f"{a}:{b}" for a, b in self.pairs if a == b]
+        if same:
+            raise ValueError(f"A style pair takes two different columns (player_a's answer, player_b's); got {same}.")
 
     @property
     def names(self) -> list[str]:
@@ -85,7 +88,7 @@ def style_covariates(frame: pd.DataFrame, spec: StyleSpec) -> pd.DataFrame:
     ------
     ValueError
         On a missing column, or a value that is not a finite number (or a negative per-answer number),
-        naming the column and the first bad row's line and file.
+        naming the column and the first bad row's line and file; on a covariate that is 0 on every row.
     """
     cols = {}
     for a, b in spec.pairs:
@@ -94,6 +97,10 @@ def style_covariates(frame: pd.DataFrame, spec: StyleSpec) -> pd.DataFrame:
         cols[f"{a}:{b}"] = length_feature(la, lb)
     for d in spec.diffs:
         cols[d] = _finite(frame, d, f"style difference {d}", nonnegative=False)
+    flat = [name for name, v in cols.items() if not np.any(v)]
+    if flat:
+        raise ValueError(f"The style covariate(s) {flat} are 0 on every row (the two answers never differ), so "
+                         "their effect cannot be estimated; leave them out.")
     return frame.assign(**cols)
 
 
@@ -121,8 +128,8 @@ class StyleLeaderboard:
     ----------
     table : pandas.DataFrame
         Style-controlled ``rank, model, elo, ci_low, ci_high``, tallies and rank columns, then the plain
-        fit's ``elo_plain`` and ``rank_plain`` and ``rank_change`` = plain rank - controlled rank (positive:
-        the covariates had pushed the model down).
+        fit's ``elo_plain``, ``elo_change`` = ``elo - elo_plain``, ``rank_plain`` and ``rank_change`` = plain rank -
+        controlled rank (positive: the covariates had pushed the model down).
     coefficients : pandas.DataFrame
         :meth:`~evalkit.ratings.style.StyleFit.coef_table` (coef, se, ci_low, ci_high, z, pvalue, odds_ratio).
     fit : StyleFit
@@ -135,10 +142,9 @@ class StyleLeaderboard:
     def moved(self) -> str:
         """One sentence: how far style control moved the ratings against the plain fit."""
         t = self.table
-        change = t["elo"] - t["elo_plain"]
-        k = int(np.argmax(np.abs(change.to_numpy())))
+        k = int(np.argmax(np.abs(t["elo_change"].to_numpy())))
         row = t.iloc[k]
-        return (f"style control moved the Elo by up to {abs(change.iloc[k]):.1f} points ({row['model']}: "
+        return (f"style control moved the Elo by up to {abs(row['elo_change']):.1f} points ({row['model']}: "
                 f"{row['elo_plain']:.1f} plain -> {row['elo']:.1f}, rank {int(row['rank_plain'])} -> "
                 f"{int(row['rank'])}); {int((t['rank_change'] != 0).sum())} of {len(t)} models changed rank")
 
@@ -173,7 +179,9 @@ def style_leaderboard(
     table = fit_leaderboard(fit, data, base=base, level=level)
     plain = leaderboard(frame, base=base, level=level).set_index("model")
     table["elo_plain"] = table["model"].map(plain["elo"]).to_numpy(dtype=float)
+    table["elo_change"] = table["elo"] - table["elo_plain"]
     table["rank_plain"] = table["model"].map(plain["rank"]).to_numpy(dtype=int)
     table["rank_change"] = table["rank_plain"] - table["rank"]
-    table.attrs["interval"] = "style-controlled, " + table.attrs["interval"]
+    table.attrs["interval"] = ("style- and position-controlled, " if position else "style-controlled, ") + \
+        table.attrs["interval"]
     return StyleLeaderboard(table=table, coefficients=fit.coef_table(level), fit=fit)
