@@ -186,21 +186,26 @@ def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, 
         opts = {"ties": args.ties, "l2": args.l2, "cluster": args.cluster, "rng": args.seed,
                 "interval": "bootstrap" if n_boot else args.interval, "n_boot": max(n_boot, 1), "base": base}
         table = category_leaderboards(frame, args.by, level=args.level, correction=args.correction, **opts)
-        print(f"\nBradley-Terry Elo per {args.by!r} ({table.attrs['interval']})\n"
-              f"Multiplicity: {table.attrs['correction']}.\n")
-        for name, reason in table.attrs["skipped"].items():
-            print(f"{args.by} = {name}: no ratings ({reason})")
+        head = [f"\nBradley-Terry Elo per {args.by!r} ({table.attrs['interval']})\n"
+                f"Multiplicity: {table.attrs['correction']}.\n"]
+        head += [f"{args.by} = {name}: no ratings ({reason})" for name, reason in table.attrs["skipped"].items()]
     else:
         from evalkit.ratings.position import position_leaderboard
 
         _wald_only(args, n_boot, "--adjust-position")
         kind = "hessian" if args.interval == "hessian" else "sandwich"
         table = position_leaderboard(frame, base=base, level=args.level, kind=kind, cluster=args.cluster)
-        print(f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
-              f"Position: {table.attrs['position']}\n")
-    from evalkit.io.write import to_markdown
+        head = [f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
+                f"Position: {table.attrs['position']}\n"]
+    if args.ui.json:  # --json: the table as JSON on stdout, the headings on stderr
+        for line in head:
+            args.ui.info(line.strip())
+        args.ui.result(table)
+    else:
+        from evalkit.io.write import to_markdown
 
-    print(to_markdown(table, floatfmt=".4g"))
+        print("\n".join(head))
+        print(to_markdown(table, floatfmt=".4g"))
     if args.out:  # one folder, built atomically like every other --out (evalkit._output)
         _write_variant(args, {"leaderboard": table}, "by " + args.by if args.by else "adjust-position")
     return True
