@@ -122,6 +122,12 @@ def _plain_cell(value: object, floatfmt: str) -> str:
     return str(value)
 
 
+def is_column_table(obj: object) -> bool:
+    """Whether ``obj`` is a table held as numpy columns (a ``columns`` dict and ``to_frame()``,
+    like :class:`evalkit.ratings.Leaderboard`), printable without pandas."""
+    return isinstance(getattr(obj, "columns", None), dict) and hasattr(obj, "to_frame")
+
+
 def markdown_table(
     frame: pd.DataFrame, *, floatfmt: str = ".6g", cell: Callable[[object, str], str] | None = None,
     text: Callable[[object], str] = markdown_text,
@@ -129,16 +135,23 @@ def markdown_table(
     """A GitHub-flavoured Markdown table; every header and cell escaped by ``text`` (default
     :func:`markdown_text`).
 
-    ``cell(value, column)`` formats a value as plain text before escaping (default: floats with
-    ``floatfmt``, missing values empty). Numeric columns are right-aligned, others left-aligned.
+    ``frame`` is a DataFrame or a column table (:func:`is_column_table`: numpy columns, no
+    pandas needed). ``cell(value, column)`` formats a value as plain text before escaping
+    (default: floats with ``floatfmt``, missing values empty). Numeric columns are
+    right-aligned, others left-aligned.
     """
-    import pandas as pd
-
     fmt = cell or (lambda v, _c: _plain_cell(v, floatfmt))
-    cols = list(frame.columns)
-    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]
+    if is_column_table(frame):
+        cols = list(frame.columns)
+        numeric = [frame.columns[c].dtype.kind in "iuf" for c in cols]
+        rows = zip(*(frame.columns[c].tolist() for c in cols), strict=True)
+    else:
+        import pandas as pd
+
+        cols = list(frame.columns)
+        numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]
+        rows = frame.itertuples(index=False)
     head = "| " + " | ".join(text(c) for c in cols) + " |"
     rule = "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"
-    body = ["| " + " | ".join(text(fmt(v, c)) for v, c in zip(rec, cols, strict=True)) + " |"
-            for rec in frame.itertuples(index=False)]
+    body = ["| " + " | ".join(text(fmt(v, c)) for v, c in zip(rec, cols, strict=True)) + " |" for rec in rows]
     return "\n".join([head, rule, *body]) + "\n"

@@ -20,22 +20,27 @@ Two definitions:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from evalkit.io.counts import ComparisonCounts
-from evalkit.io.schema import validate_comparisons
 
-__all__ = ["summarize", "alpaca_eval_summary", "infer_baseline"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["summarize", "tally_columns", "alpaca_eval_summary", "infer_baseline"]
 
 
-def _maybe_int(values: pd.Series) -> pd.Series:
-    v = values.to_numpy(dtype=float)
-    return values.astype(np.int64) if np.all(v == np.round(v)) else values
+def _maybe_int(values: np.ndarray) -> np.ndarray:
+    v = np.asarray(values, dtype=float)
+    return v.astype(np.int64) if np.all(v == np.round(v)) else v
 
 
 def _frame_of(data: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
     """The validated frame, or the cells of counts (already valid, frequency weights)."""
+    from evalkit.io.schema import validate_comparisons
+
     return data.cells if isinstance(data, ComparisonCounts) else validate_comparisons(data)
 
 
@@ -57,13 +62,23 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
         counts are sums of weights (integers when the weights are); ``win_rate`` is in
         [0, 1] with ties as half; ``standard_error`` is NaN for a model with one game.
     """
-    from evalkit.ratings.counts import encode_players  # (evalkit.ratings imports this module)
+    import pandas as pd
 
     frame = _frame_of(frame)
-    players, a, b = encode_players(frame["player_a"], frame["player_b"])
+    cols = tally_columns(frame["player_a"], frame["player_b"], frame["outcome"], frame["weight"])
+    out = pd.DataFrame({**cols, "model": list(cols["model"])})
+    return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
+
+
+def tally_columns(player_a: object, player_b: object, outcome: object, weight: object) -> dict[str, np.ndarray]:
+    """The columns of :func:`summarize` (numpy, players sorted by name, unsorted rows) from the
+    columns of a valid comparisons frame or of its cells (frequency weights)."""
+    from evalkit.ratings.counts import encode_players  # (evalkit.ratings imports this module)
+
+    players, a, b = encode_players(player_a, player_b)
     k = len(players)
-    s = frame["outcome"].to_numpy(dtype=float)
-    w = frame["weight"].to_numpy(dtype=float)
+    s = np.asarray(outcome, dtype=float)
+    w = np.asarray(weight, dtype=float)
     model = np.concatenate([a, b])  # one entry per (game, side)
     score = np.concatenate([s, 1.0 - s])
     ww = np.concatenate([w, w])
@@ -77,19 +92,16 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.where(n > 1, np.sqrt(dev / (n - 1) / n), np.nan)
     pairs = np.unique(model * k + np.concatenate([b, a]))
-    out = pd.DataFrame(
-        {
-            "model": list(players),
-            "n": _maybe_int(pd.Series(n)),
-            "wins": _maybe_int(pd.Series(per_model(ww * (score > 0.5)))),
-            "losses": _maybe_int(pd.Series(per_model(ww * (score < 0.5)))),
-            "ties": _maybe_int(pd.Series(per_model(ww * (score == 0.5)))),
-            "win_rate": win_rate,
-            "standard_error": se,
-            "opponents": np.bincount(pairs // k, minlength=k),
-        }
-    )
-    return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
+    return {
+        "model": np.array(players, dtype=object),
+        "n": _maybe_int(n),
+        "wins": _maybe_int(per_model(ww * (score > 0.5))),
+        "losses": _maybe_int(per_model(ww * (score < 0.5))),
+        "ties": _maybe_int(per_model(ww * (score == 0.5))),
+        "win_rate": win_rate,
+        "standard_error": se,
+        "opponents": np.bincount(pairs // k, minlength=k),
+    }
 
 
 def infer_baseline(frame: pd.DataFrame) -> str:
@@ -100,6 +112,8 @@ def infer_baseline(frame: pd.DataFrame) -> str:
     ValueError
         If ``player_b`` holds several models (pass ``baseline=`` then).
     """
+    import pandas as pd
+
     bases = pd.unique(frame["player_b"])
     if len(bases) != 1:
         shown = ", ".join(map(repr, bases[:5]))
@@ -136,6 +150,8 @@ def alpaca_eval_summary(frame: pd.DataFrame | ComparisonCounts, *,
     ValueError
         If the baseline cannot be inferred or plays no game.
     """
+    import pandas as pd
+
     frame = _frame_of(frame)
     baseline = infer_baseline(frame) if baseline is None else str(baseline)
     as_a = frame["player_b"] == baseline

@@ -5,7 +5,10 @@ Generates Arena-style files (``model_a, model_b, winner``; Bradley–Terry winne
 streamed to disk in chunks (never held in memory): Parquet for every size, CSV and JSON
 Lines up to 1e7. Each tool then runs in its own child process, which reports its wall time
 and peak RSS (``os.wait4``); the table prints every time as a ratio to the floor, DuckDB's
-bare ``GROUP BY model_a, model_b, winner`` count of the same file.
+bare ``GROUP BY model_a, model_b, winner`` count of the same file. Up to 1e7 rows, where a run
+takes a fraction of a second and a busy machine moves single runs by 2x, each tool runs
+``--repeat`` times in turn with the floor and the row gives the median of the paired ratios
+(and their range). ``--keep`` keeps the files in ``--dir`` and reuses them next time.
 
 Tools: ``floor`` (DuckDB GROUP BY), ``polars`` (scan + group_by), ``rate`` (``evalkit rate FILE``
 end to end, sandwich intervals), ``aggregate`` (``aggregate_comparisons`` alone, DuckDB),
@@ -94,7 +97,7 @@ out = {{"exit": code}}
     "aggregate": """
 from evalkit.engine import aggregate_comparisons
 counts, report = aggregate_comparisons({path!r})
-out = {{"cells": len(counts.cells), "rows": report.rows_read}}
+out = {{"cells": len(counts), "rows": report.rows_read}}
 """,
     "read": """
 from evalkit.io import read_comparisons
@@ -172,6 +175,24 @@ def run_child(tool: str, timeout: float, **kw) -> dict:
     return res
 
 
+def paired(tool: str, timeout: float, repeat: int, **kw) -> dict:
+    """``tool`` and the floor run in turn ``repeat`` times (floor, tool, floor, tool, ...); the
+    row has the median seconds, the median of the pairwise ratios (pairing keeps the ratio
+    meaningful when the machine's speed drifts) and the largest peak RSS."""
+    runs = []
+    for _ in range(repeat):
+        base, res = run_child("floor", timeout, **kw), run_child(tool, timeout, **kw)
+        if "error" in res or "error" in base:
+            return res if "error" in res else base
+        runs.append((base["seconds"], res))
+    ratios = sorted(r["seconds"] / b for b, r in runs)
+    out = dict(sorted((r for _, r in runs), key=lambda r: r["seconds"])[len(runs) // 2])
+    out.update(ratio=ratios[len(ratios) // 2], peak_rss_mb=max(r.get("peak_rss_mb", 0) for _, r in runs))
+    if repeat > 1:
+        out["ratio_range"] = f"{ratios[0]:.2f}-{ratios[-1]:.2f}x over {repeat} pairs"
+    return out
+
+
 def table(rows: list[dict]) -> str:
     lines = ["| file | tool | seconds | ratio to floor | peak RSS MB | note |", "|---|---|---:|---:|---:|---|"]
     for r in rows:
@@ -179,7 +200,8 @@ def table(rows: list[dict]) -> str:
         ratio = f"{r['ratio']:.2f}x" if r.get("ratio") else ""
         rss = f"{r['peak_rss_mb']:.0f}" if r.get("peak_rss_mb") else ""
         note = r.get("error") or ", ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}"
-                                           for k, v in r.items() if k.endswith("_s") or k in ("cells", "n_iter"))
+                                           for k, v in r.items() if k.endswith("_s") or k in ("cells", "n_iter",
+                                                                                             "ratio_range"))
         lines.append(f"| {r['file']} | {r['tool']} | {secs} | {ratio} | {rss} | {note} |")
     return "\n".join(lines)
 
@@ -194,25 +216,34 @@ def main() -> None:
     ap.add_argument("--tools", default="floor,polars,rate,aggregate,read,dask")
     ap.add_argument("--extra", default="many,cluster", help="also: many (10,000 models), cluster (bootstrap)")
     ap.add_argument("--timeout", type=float, default=900)
-    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="pairs (floor, tool) per tool for files up to 1e7 rows; the median ratio is reported")
+    ap.add_argument("--keep", action="store_true", help="keep the generated files in --dir")
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
     args = ap.parse_args()
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
     tools = args.tools.split(",")
     rows: list[dict] = []
+    # byte-compile evalkit as `pip install` does (this sandbox sets PYTHONDONTWRITEBYTECODE, so an
+    # editable checkout would otherwise compile ~40 modules from source in every child: ~30 ms)
+    import compileall
+
+    compileall.compile_dir(Path(__file__).resolve().parents[1] / "evalkit", quiet=1)
     print(f"load before: {os.getloadavg()}", file=sys.stderr)
     try:
         for size in (int(float(s)) for s in args.sizes.split(",") if s):
             pq_path = root / f"arena-{size:.0e}.parquet"
             t = time.perf_counter()
-            generate(pq_path, size, args.models)
+            if not (args.keep and pq_path.exists()):
+                generate(pq_path, size, args.models)
             print(f"generated {pq_path} in {time.perf_counter() - t:.1f} s", file=sys.stderr)
             files = [("parquet", pq_path)]
             if size <= args.text_max:
                 for kind in ("csv", "jsonl"):
                     dest = root / f"arena-{size:.0e}.{kind}"
-                    convert(pq_path, dest, kind)
+                    if not (args.keep and dest.exists()):
+                        convert(pq_path, dest, kind)
                     files.append((kind, dest))
             for kind, path in files:
                 reader = {"parquet": "read_parquet", "csv": "read_csv", "jsonl": "read_json"}[kind]
@@ -223,17 +254,19 @@ def main() -> None:
                         continue  # the pandas reader parses JSON Lines line by line in Python
                     if tool == "dask" and kind == "jsonl":
                         continue
-                    res = run_child(tool, args.timeout, rel=rel, kind=kind, path=str(path), extra=[])
+                    kw = dict(rel=rel, kind=kind, path=str(path), extra=[])
+                    repeat = args.repeat if size <= 1e7 and tool != "floor" else 1
+                    res = paired(tool, args.timeout, repeat, **kw) if repeat > 1 else run_child(tool, args.timeout, **kw)
                     res["file"] = f"{size:.0e} {kind}"
                     if tool == "floor":
                         floor = res.get("seconds")
-                    if floor and res.get("seconds") and "error" not in res:
+                    if floor and res.get("seconds") and "error" not in res and "ratio" not in res:
                         res["ratio"] = res["seconds"] / floor
                     rows.append(res)
                     print(json.dumps(res), file=sys.stderr)
-            for _, path in files[1:]:
-                path.unlink()
-            pq_path.unlink()
+            if not args.keep:
+                for _, path in files:
+                    path.unlink()
         extras = args.extra.split(",") if args.extra else []
         if "many" in extras:
             path = root / "arena-10000-models-1e6.parquet"
@@ -249,7 +282,8 @@ def main() -> None:
                     res["ratio"] = res["seconds"] / floor["seconds"]
                 rows.append(res)
                 print(json.dumps(res), file=sys.stderr)
-            path.unlink()
+            if not args.keep:
+                path.unlink()
         if "cluster" in extras:
             path = root / "arena-items-1e7.parquet"
             generate(path, 10_000_000, args.models, seed=2, items=100)
@@ -257,7 +291,8 @@ def main() -> None:
             res["file"] = "1e7, 100 items"
             rows.append(res)
             print(json.dumps(res), file=sys.stderr)
-            path.unlink()
+            if not args.keep:
+                path.unlink()
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

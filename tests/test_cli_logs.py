@@ -203,3 +203,15 @@ def test_rating_remedies_name_the_prior_flag(capsys):
         with cli_remedies():
             raise ValueError("Remedies: add an L2 prior (e.g. fit_bt(..., l2=0.01), which shrinks the ratings and "
                              "always exists), drop these models.")
+
+
+def test_compare_prints_formula_like_names_as_they_are(tmp_path, capsys):
+    """The CSV neutralises a system named '=cmd' against spreadsheet formulas; the terminal shows
+    the name itself (it used to print the CSV's "'=cmd")."""
+    out = tmp_path / "r"
+    assert main(["compare", str(RUNS / "candidate"), str(RUNS / "baseline"), "--names", "=cmd,@old",
+                 "--n-resamples", "999", "--out", str(out), "--force"]) == 0
+    printed = capsys.readouterr().out
+    assert "| @old | =cmd |" in printed and "'=cmd" not in printed
+    row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
+    assert (row["a"], row["b"]) == ("'@old", "'=cmd")

@@ -195,3 +195,16 @@ def test_judge_section_shows_hostile_judge_names_literally(tmp_path):
     section = md[md.index("## Judge diagnostics"):]
     assert "Judges: \\*\\*bold\\*\\*" in section and "Judges: **bold**" not in section
     assert "<strong>bold</strong>" not in html and "<b>x</b>" not in html
+
+
+def test_adjust_position_json_is_json_on_stdout(capsys):
+    """--json with --adjust-position prints the table as JSON records (the heading goes to stderr)."""
+    import json
+
+    assert main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position", "--json"]) == 0
+    cap = capsys.readouterr()
+    rows = json.loads(cap.out)
+    plain = main(["rate", f"{LLMFAO}/gpt4-comparisons.csv", "--adjust-position"])
+    table = capsys.readouterr().out
+    assert plain == 0 and "Position-adjusted" in cap.err and "Position-adjusted" in table
+    assert len(rows) == table.count("\n| ") - 1 and {"model", "elo"} <= set(rows[0])

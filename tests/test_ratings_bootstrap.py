@@ -8,7 +8,7 @@ import pytest
 from scipy.special import expit
 
 from evalkit.ratings import PairCounts, aggregate, bootstrap_bt, fit_bt, leaderboard
-from evalkit.ratings.bootstrap import _batched_newton
+from evalkit.ratings._batched import batched_newton as _batched_newton
 
 
 def synthetic(n_players=8, n_rows=3000, seed=0, items=None) -> pd.DataFrame:

@@ -90,6 +90,24 @@ def test_dask_cells_and_ratings_equal_duckdb(tmp_path, container, dask_client): 
         pd.testing.assert_frame_equal(one, two)
 
 
+@pytest.mark.parametrize("glob", [False, True])
+def test_dask_reads_fsspec_urls(tmp_path, glob, dask_client):  # noqa: F811
+    """A URL (here fsspec's ``file://``, the same code path as ``s3://`` or ``gs://``: no local
+    checks, the workers open it through fsspec) gives DuckDB's cells of the same files."""
+    rng = np.random.default_rng(1)
+    n = 1200
+    a = rng.integers(0, 5, n)
+    frame = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in (a + 1 + rng.integers(0, 4, n)) % 5],
+                          "winner": rng.choice(["model_a", "model_b", "tie"], n)})
+    for k in range(2):
+        frame.iloc[k * n // 2:(k + 1) * n // 2].to_parquet(tmp_path / f"part-{k}.parquet", index=False)
+    url = f"file://{tmp_path}/part-*.parquet" if glob else f"file://{tmp_path}/part-0.parquet"
+    local = sorted(tmp_path.glob("part-*.parquet")) if glob else tmp_path / "part-0.parquet"
+    dask, rep = aggregate_comparisons(url, engine="dask", scheduler=dask_client)
+    duck, rep2 = aggregate_comparisons(local, engine="duckdb")
+    assert dask.equals(duck) and rep.rows_read == rep2.rows_read == (n if glob else n // 2)
+
+
 def test_dask_without_a_scheduler_says_how(tmp_path, monkeypatch):
     monkeypatch.delenv("EVALKIT_DASK_SCHEDULER", raising=False)
     path = tmp_path / "v.csv"
@@ -141,7 +159,7 @@ def test_weight_two_equals_every_row_twice(interval, cluster, ties):
 
 def test_non_integer_weights_keep_the_total_weight_in_a_replicate():
     from evalkit.ratings import bootstrap_bt
-    from evalkit.ratings.bootstrap import _units
+    from evalkit.ratings._resample import resampling_units as _units
     from evalkit.ratings.counts import as_cells
 
     base = weighted_data().assign(weight=0.5)  # total weight 200 = 200 draws of weight 1 each

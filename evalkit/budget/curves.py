@@ -19,12 +19,11 @@ import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.budget._fit import fit_elo, fit_elo_replicates
-from evalkit.budget.games import MISSING, GameCounts, count_games
+from evalkit.budget._spec import CurveSpec
+from evalkit.budget.games import GameCounts, count_games
 from evalkit.budget.grid import Checkpoints, best_so_far
 
 __all__ = ["TiesWarning", "CurveResult", "elo_curves", "session_multiplicity"]
-
-_MODES = ("self", "joint")
 
 
 class TiesWarning(UserWarning):
@@ -126,7 +125,8 @@ def _fit_all(
     """Point estimate (replicate 0, strict) and warm-started replicate fits."""
     elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
     if not conv:
-        warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning, stacklevel=3)
+        # stack: _fit_all < _run_fit < elo_curves < the caller of elo_curves
+        warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning, stacklevel=4)
     reps, failed = fit_elo_replicates(
         counts.wins[1:], counts.ties[1:], anchors=anchors, init_elo=elo0, ties_mode=ties, prior=prior
     )
@@ -137,6 +137,136 @@ def _tie_share(counts: GameCounts) -> float:
     t = counts.ties[0].sum() / 2.0
     total = counts.wins[0].sum() + t
     return float(t / total) if total > 0 else 0.0
+
+
+def _checkpoints(traces: pd.DataFrame | Checkpoints, spec: CurveSpec) -> Checkpoints:
+    """Best-so-far values on the spec's grid (or ``traces`` itself when precomputed)."""
+    if isinstance(traces, Checkpoints):
+        ck = traces
+    else:
+        ck = best_so_far(
+            traces, spec.budgets, ratio=spec.grid, start=spec.start, stop=spec.stop,
+            higher_is_better=spec.higher_is_better,
+        )
+    if ck.budgets.size < 2 and spec.mode == "self":
+        raise ValueError(
+            f"The checkpoint grid has a single budget ({ck.budgets[0]:g}): the submissions span "
+            "less than one grid step. Pass a smaller grid ratio, explicit budgets, or start/stop."
+        )
+    return ck
+
+
+def _multiplicities(sessions: pd.DataFrame, bootstrap: int, rng: RNGLike) -> np.ndarray:
+    """Session multiplicities: row 0 the data (all ones), then one row per bootstrap replicate."""
+    mult = np.ones((1, len(sessions)))
+    if bootstrap:
+        mult = np.vstack([mult, session_multiplicity(sessions, int(bootstrap), rng)])
+    return mult
+
+
+def _fit_plan(
+    systems: tuple[str, ...], c: int, spec: CurveSpec
+) -> list[tuple[tuple[str, ...], np.ndarray, str]]:
+    """The fits to run: ``(systems, anchor player indices, fit name)`` each."""
+    if spec.mode == "joint":
+        first = systems[0] if spec.anchor is None else spec.anchor
+        if first not in systems:
+            raise ValueError(f"anchor must be one of the systems {list(systems)}; got {spec.anchor!r}.")
+        return [(systems, systems.index(first) * c + np.arange(c), "joint")]
+    return [((s,), np.arange(c), s) for s in systems]
+
+
+@dataclass(frozen=True)
+class _FitPart:
+    """One Bradley–Terry fit's share of the curve: a system (self mode) or all (joint)."""
+
+    name: str
+    systems: tuple[str, ...]
+    elo: np.ndarray
+    replicates: np.ndarray
+    failed: int
+    converged: bool
+    games: np.ndarray
+    tie_rate: np.ndarray
+    tie_share: float
+    anchor_budget: float
+
+
+def _run_fit(
+    ck: Checkpoints, systems: tuple[str, ...], anchor_idx: np.ndarray, name: str,
+    spec: CurveSpec, mult: np.ndarray,
+) -> _FitPart:
+    """Count the games of ``systems`` in every replicate and fit them."""
+    counts = count_games(ck, systems=systems, within_session=spec.within, missing=spec.missing, multiplicity=mult)
+    elo0, reps, n_fail, conv = _fit_all(counts, anchor_idx, spec.ties, spec.prior)
+    g = counts.games[0]
+    rated = next(a for a in anchor_idx if np.isfinite(elo0[a]))
+    return _FitPart(
+        name=name, systems=systems, elo=elo0, replicates=reps, failed=n_fail, converged=conv, games=g,
+        tie_rate=np.divide(counts.ties[0].sum(axis=1), g, out=np.zeros_like(g), where=g > 0),
+        tie_share=_tie_share(counts), anchor_budget=float(ck.budgets[rated % ck.budgets.size]),
+    )
+
+
+def _warn_ties(shares: dict[str, float], threshold: float) -> None:
+    """Warn (:class:`TiesWarning`) naming every fit whose tie share exceeds ``threshold``."""
+    bad = {k: v for k, v in shares.items() if v > threshold}
+    if bad:
+        txt = ", ".join(f"{k}: {v:.0%}" for k, v in bad.items())
+        warnings.warn(
+            f"Many games are ties ({txt} of games). The 400-Elo-per-decade reference assumes "
+            "continuous scores (best of n beats best of m with probability n/(n+m)); with ties "
+            "repeated sampling gains less (e.g. pass/fail at p=0.3: best-of-10 vs best-of-1 is "
+            "282.8 Elo, not 400), so slopes and the inflection point are not comparable with it.",
+            TiesWarning,
+            stacklevel=3,
+        )
+
+
+def _bands(reps: np.ndarray, spec: CurveSpec, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile bands of the replicate Elo (NaN without a bootstrap)."""
+    alpha = (1.0 - spec.confidence_level) / 2.0
+    if spec.bootstrap:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            lo, hi = np.nanquantile(reps, [alpha, 1.0 - alpha], axis=0)
+    else:
+        lo = hi = np.full(n_rows, np.nan)
+    return lo, hi
+
+
+def _warn_failed(failed: dict[str, int], bootstrap: int) -> None:
+    """Warn when some replicate fits had no estimate (they are left out of the bands)."""
+    if any(failed.values()):
+        txt = ", ".join(f"{k}: {v}" for k, v in failed.items() if v)
+        warnings.warn(
+            f"Bootstrap replicates without a Bradley–Terry estimate ({txt} of {bootstrap}) were "
+            "left out of the bands (consider prior=... or more sessions).",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+
+
+def _curve_frame(
+    ck: Checkpoints, systems: tuple[str, ...], fits: list[_FitPart], lo: np.ndarray, hi: np.ndarray
+) -> pd.DataFrame:
+    """The tidy ``curve`` table of :class:`CurveResult`."""
+    c = ck.budgets.size
+    has_value = np.isfinite(ck.values).astype(int)
+    sess_sys = ck.sessions["system"].to_numpy()
+    valued = np.concatenate([has_value[sess_sys == s].sum(axis=0) for s in systems])
+    return pd.DataFrame(
+        {
+            "system": np.repeat(np.array(systems, dtype=object), c),
+            "budget": np.tile(ck.budgets, len(systems)),
+            "elo": np.concatenate([f.elo for f in fits]),
+            "ci_low": lo,
+            "ci_high": hi,
+            "n_games": np.concatenate([f.games for f in fits]),
+            "tie_share": np.concatenate([f.tie_rate for f in fits]),
+            "n_valued": valued,
+        }
+    )
 
 
 def elo_curves(
@@ -214,105 +344,29 @@ def elo_curves(
     (Gumbel offsets, true 400 Elo/decade) the 95 % bands covered the true curve in 93-95 % of
     60 studies.
     """
-    if mode not in _MODES:
-        raise ValueError(f"mode must be one of {_MODES}; got {mode!r}.")
-    if missing not in MISSING:
-        raise ValueError(f"missing must be one of {MISSING}; got {missing!r}.")
-    if not (isinstance(bootstrap, (int, np.integer)) and bootstrap >= 0):
-        raise ValueError(f"bootstrap must be an integer >= 0; got {bootstrap!r}.")
-    if not 0 < confidence_level < 1:
-        raise ValueError(f"confidence_level must be in (0, 1); got {confidence_level!r}.")
-    if not (np.isfinite(prior) and prior >= 0):
-        raise ValueError(f"prior must be a number of pseudo-games >= 0; got {prior!r}.")
-    if isinstance(traces, Checkpoints):
-        ck = traces
-    else:
-        ck = best_so_far(traces, budgets, ratio=grid, start=start, stop=stop, higher_is_better=higher_is_better)
-    if ck.budgets.size < 2 and mode == "self":
-        raise ValueError(
-            f"The checkpoint grid has a single budget ({ck.budgets[0]:g}): the submissions span "
-            "less than one grid step. Pass a smaller grid ratio, explicit budgets, or start/stop."
-        )
-    within = False if within_session is None else bool(within_session)
-    systems = tuple(sorted(ck.sessions["system"].unique()))
-    c = ck.budgets.size
-    mult = np.ones((1, len(ck.sessions)))
-    if bootstrap:
-        mult = np.vstack([mult, session_multiplicity(ck.sessions, int(bootstrap), rng)])
-
-    if mode == "joint":
-        first = systems[0] if anchor is None else anchor
-        if first not in systems:
-            raise ValueError(f"anchor must be one of the systems {list(systems)}; got {anchor!r}.")
-        fits = [(systems, systems.index(first) * c + np.arange(c), "joint")]
-    else:
-        fits = [((s,), np.arange(c), s) for s in systems]
-
-    elo_parts, rep_parts, games_parts, tie_parts, anchors, shares = [], [], [], [], {}, {}
-    failed: dict[str, int] = {}
-    converged: dict[str, bool] = {}
-    for fit_systems, anchor_idx, name in fits:
-        counts = count_games(ck, systems=fit_systems, within_session=within, missing=missing, multiplicity=mult)
-        elo0, reps, n_fail, converged[name] = _fit_all(counts, anchor_idx, ties, prior)
-        failed[name] = n_fail
-        elo_parts.append(elo0)
-        rep_parts.append(reps)
-        g = counts.games[0]
-        games_parts.append(g)
-        tie_parts.append(np.divide(counts.ties[0].sum(axis=1), g, out=np.zeros_like(g), where=g > 0))
-        shares[name] = _tie_share(counts)
-        rated = next(a for a in anchor_idx if np.isfinite(elo0[a]))
-        for s in fit_systems:
-            anchors[s] = float(ck.budgets[rated % c])
-    bad = {k: v for k, v in shares.items() if v > tie_warning}
-    if bad:
-        txt = ", ".join(f"{k}: {v:.0%}" for k, v in bad.items())
-        warnings.warn(
-            f"Many games are ties ({txt} of games). The 400-Elo-per-decade reference assumes "
-            "continuous scores (best of n beats best of m with probability n/(n+m)); with ties "
-            "repeated sampling gains less (e.g. pass/fail at p=0.3: best-of-10 vs best-of-1 is "
-            "282.8 Elo, not 400), so slopes and the inflection point are not comparable with it.",
-            TiesWarning,
-            stacklevel=2,
-        )
-    elo = np.concatenate(elo_parts)
-    reps = np.concatenate(rep_parts, axis=1)
-    has_value = np.isfinite(ck.values).astype(int)
-    sess_sys = ck.sessions["system"].to_numpy()
-    valued = np.concatenate([has_value[sess_sys == s].sum(axis=0) for s in systems])
-    alpha = (1.0 - confidence_level) / 2.0
-    if bootstrap:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            lo, hi = np.nanquantile(reps, [alpha, 1.0 - alpha], axis=0)
-    else:
-        lo = hi = np.full(elo.size, np.nan)
-    if any(failed.values()):
-        txt = ", ".join(f"{k}: {v}" for k, v in failed.items() if v)
-        warnings.warn(
-            f"Bootstrap replicates without a Bradley–Terry estimate ({txt} of {bootstrap}) were "
-            "left out of the bands (consider prior=... or more sessions).",
-            RuntimeWarning,
-            stacklevel=2,
-        )
-    curve = pd.DataFrame(
-        {
-            "system": np.repeat(np.array(systems, dtype=object), c),
-            "budget": np.tile(ck.budgets, len(systems)),
-            "elo": elo,
-            "ci_low": lo,
-            "ci_high": hi,
-            "n_games": np.concatenate(games_parts),
-            "tie_share": np.concatenate(tie_parts),
-            "n_valued": valued,
-        }
+    spec = CurveSpec(
+        mode=mode, grid=grid, budgets=budgets, start=start, stop=stop, bootstrap=bootstrap,
+        confidence_level=confidence_level, missing=missing, within_session=within_session,
+        ties=ties, prior=prior, higher_is_better=higher_is_better, anchor=anchor,
+        tie_warning=tie_warning,
     )
-    options = {
-        "grid": grid, "bootstrap": int(bootstrap), "missing": missing, "within_session": within,
-        "ties": ties, "prior": prior, "higher_is_better": higher_is_better,
-    }
+    ck = _checkpoints(traces, spec)
+    systems = tuple(sorted(ck.sessions["system"].unique()))
+    mult = _multiplicities(ck.sessions, spec.bootstrap, rng)
+    fits = []
+    # a for loop, not a comprehension: before Python 3.12 a comprehension is one more frame,
+    # which would shift the stacklevel of _fit_all's warning away from our caller
+    for fit_systems, anchor_idx, name in _fit_plan(systems, ck.budgets.size, spec):
+        fits.append(_run_fit(ck, fit_systems, anchor_idx, name, spec, mult))
+    shares = {f.name: f.tie_share for f in fits}
+    _warn_ties(shares, spec.tie_warning)
+    reps = np.concatenate([f.replicates for f in fits], axis=1)
+    lo, hi = _bands(reps, spec, sum(f.elo.size for f in fits))
+    failed = {f.name: f.failed for f in fits}
+    _warn_failed(failed, spec.bootstrap)
     return CurveResult(
-        curve=curve, mode=mode, budgets=ck.budgets, anchors=anchors, replicates=reps,
-        failed=failed, confidence_level=confidence_level, tie_share=shares, options=options,
-        converged=converged,
+        curve=_curve_frame(ck, systems, fits, lo, hi), mode=spec.mode, budgets=ck.budgets,
+        anchors={s: f.anchor_budget for f in fits for s in f.systems}, replicates=reps,
+        failed=failed, confidence_level=spec.confidence_level, tie_share=shares, options=spec.options,
+        converged={f.name: f.converged for f in fits},
     )

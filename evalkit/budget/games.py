@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from evalkit.budget.grid import Checkpoints
 
@@ -81,6 +82,72 @@ def _block(va: np.ndarray, vb: np.ndarray, missing: str) -> tuple[np.ndarray, np
     return win.reshape(sa * sb, c * c), tie.reshape(sa * sb, c * c)
 
 
+def _resolve_systems(sess: pd.DataFrame, systems: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The systems to include, in player order (default: all, sorted); unknown ones raise."""
+    all_systems = tuple(sorted(sess["system"].unique()))
+    systems = all_systems if systems is None else tuple(systems)
+    unknown = [s for s in systems if s not in all_systems]
+    if unknown:
+        raise ValueError(f"Unknown system(s) {unknown}; the traces have {list(all_systems)}.")
+    return systems
+
+
+def _as_multiplicity(multiplicity: np.ndarray | None, n: int) -> np.ndarray:
+    """Validated ``(R, n)`` session multiplicities (default: one replicate, every session once)."""
+    m = np.ones((1, n)) if multiplicity is None else np.asarray(multiplicity, dtype=float)
+    if m.ndim != 2 or m.shape[1] != n:
+        raise ValueError(f"multiplicity must have shape (R, {n}); got {m.shape}.")
+    return m
+
+
+_Part = tuple[np.ndarray, np.ndarray, np.ndarray]  # (pair multiplicities, win block, tie block)
+
+
+def _task_blocks(
+    values: np.ndarray, code: np.ndarray, tasks: np.ndarray, m: np.ndarray, *,
+    within_session: bool, missing: str,
+) -> dict[tuple[int, int], list[_Part]]:
+    """Per system pair ``(a, b)``, the outcome blocks of every task with their pair multiplicities.
+
+    ``code`` is each session's system index (NaN for systems left out). Stacking the blocks of
+    all tasks lets one matrix product per pair, (replicates x session pairs) @ (session pairs x
+    checkpoint pairs), count every task.
+    """
+    r_count = m.shape[0]
+    blocks: dict[tuple[int, int], list[_Part]] = {}
+    for task in np.unique(tasks):
+        in_task = np.flatnonzero((tasks == task) & ~np.isnan(code))
+        by_sys = [(int(k), in_task[code[in_task] == k]) for k in np.unique(code[in_task])]
+        for a, ia in by_sys:
+            for b, ib in by_sys:
+                w, t = _block(values[ia], values[ib], missing)
+                pair_m = (m[:, ia, None] * m[:, None, ib]).reshape(r_count, -1)
+                if a == b:
+                    diag = np.arange(ia.size) * (ib.size + 1)
+                    # copies of one session never play each other; with within-session
+                    # games each copy plays its own other checkpoints once
+                    pair_m[:, diag] = m[:, ia] if within_session else 0.0
+                blocks.setdefault((a, b), []).append((pair_m, w, t))
+    return blocks
+
+
+def _pair_counts(parts: list[_Part], r_count: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Win and tie counts ``(R, C * C)`` of one system pair: chunked products over its blocks."""
+    acc_w = np.zeros((r_count, c * c))
+    acc_t = np.zeros((r_count, c * c))
+    for chunk in _chunks(parts, max(1, _CHUNK_CELLS // (c * c + r_count))):
+        pm = np.concatenate([p[0] for p in chunk], axis=1)
+        # Counts are integers: float32 products are exact while every sum stays below
+        # 2**24, and twice as fast as float64.
+        dtype = np.float32 if pm.sum(axis=1).max() < 2**24 else np.float64
+        pm = pm.astype(dtype)
+        acc_w += pm @ np.concatenate([p[1] for p in chunk]).astype(dtype)
+        tie = np.concatenate([p[2] for p in chunk])
+        if tie.any():
+            acc_t += pm @ tie.astype(dtype)
+    return acc_w, acc_t
+
+
 def count_games(
     checkpoints: Checkpoints,
     *,
@@ -118,56 +185,20 @@ def count_games(
     if missing not in MISSING:
         raise ValueError(f"missing must be one of {MISSING}; got {missing!r}.")
     sess = checkpoints.sessions
-    all_systems = tuple(sorted(sess["system"].unique()))
-    systems = all_systems if systems is None else tuple(systems)
-    unknown = [s for s in systems if s not in all_systems]
-    if unknown:
-        raise ValueError(f"Unknown system(s) {unknown}; the traces have {list(all_systems)}.")
-    n = len(sess)
-    m = np.ones((1, n)) if multiplicity is None else np.asarray(multiplicity, dtype=float)
-    if m.ndim != 2 or m.shape[1] != n:
-        raise ValueError(f"multiplicity must have shape (R, {n}); got {m.shape}.")
+    systems = _resolve_systems(sess, systems)
+    m = _as_multiplicity(multiplicity, len(sess))
     r_count, c = m.shape[0], checkpoints.budgets.size
     n_players = len(systems) * c
     wins = np.zeros((r_count, n_players, n_players))
     ties = np.zeros((r_count, n_players, n_players))
-    sys_idx = {s: k for k, s in enumerate(systems)}
-    code = sess["system"].map(sys_idx).to_numpy(dtype=float)
-    tasks = sess["task"].to_numpy()
-    values = checkpoints.values
-    # Per system pair, stack the blocks of every task so that one matrix product per pair
-    # (replicates x session pairs) @ (session pairs x checkpoint pairs) does all tasks.
-    blocks: dict[tuple[int, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-    for task in np.unique(tasks):
-        in_task = np.flatnonzero((tasks == task) & ~np.isnan(code))
-        by_sys = [(int(k), in_task[code[in_task] == k]) for k in np.unique(code[in_task])]
-        for a, ia in by_sys:
-            for b, ib in by_sys:
-                w, t = _block(values[ia], values[ib], missing)
-                pair_m = (m[:, ia, None] * m[:, None, ib]).reshape(r_count, -1)
-                if a == b:
-                    diag = np.arange(ia.size) * (ib.size + 1)
-                    # copies of one session never play each other; with within-session
-                    # games each copy plays its own other checkpoints once
-                    pair_m[:, diag] = m[:, ia] if within_session else 0.0
-                blocks.setdefault((a, b), []).append((pair_m, w, t))
+    code = sess["system"].map({s: k for k, s in enumerate(systems)}).to_numpy(dtype=float)
+    blocks = _task_blocks(
+        checkpoints.values, code, sess["task"].to_numpy(), m, within_session=within_session, missing=missing
+    )
     for (a, b), parts in blocks.items():
-        sl_a = slice(a * c, (a + 1) * c)
-        sl_b = slice(b * c, (b + 1) * c)
-        acc_w = np.zeros((r_count, c * c))
-        acc_t = np.zeros((r_count, c * c))
-        for chunk in _chunks(parts, max(1, _CHUNK_CELLS // (c * c + r_count))):
-            pm = np.concatenate([p[0] for p in chunk], axis=1)
-            # Counts are integers: float32 products are exact while every sum stays below
-            # 2**24, and twice as fast as float64.
-            dtype = np.float32 if pm.sum(axis=1).max() < 2**24 else np.float64
-            pm = pm.astype(dtype)
-            acc_w += pm @ np.concatenate([p[1] for p in chunk]).astype(dtype)
-            tie = np.concatenate([p[2] for p in chunk])
-            if tie.any():
-                acc_t += pm @ tie.astype(dtype)
-        wins[:, sl_a, sl_b] = acc_w.reshape(r_count, c, c)
-        ties[:, sl_a, sl_b] = acc_t.reshape(r_count, c, c)
+        acc_w, acc_t = _pair_counts(parts, r_count, c)
+        wins[:, a * c:(a + 1) * c, b * c:(b + 1) * c] = acc_w.reshape(r_count, c, c)
+        ties[:, a * c:(a + 1) * c, b * c:(b + 1) * c] = acc_t.reshape(r_count, c, c)
     # A player never plays itself.
     diag = np.arange(n_players)
     wins[:, diag, diag] = 0.0

@@ -29,7 +29,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit._escape import label, markdown_table
+from evalkit._escape import is_column_table, label, markdown_table
+from evalkit._lazy import is_dataframe
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -112,17 +113,20 @@ class UI:
             self.warn(str(message))
 
     def result(self, tables: pd.DataFrame | Mapping[str, Any], *, title: str = "", floatfmt: str = ".4g") -> None:
-        """The command's result on stdout: JSON with ``--json``, else Markdown table(s)."""
-        import pandas as pd
+        """The command's result on stdout: JSON with ``--json``, else Markdown table(s).
 
+        ``tables``: a DataFrame, a column table (:func:`~evalkit._escape.is_column_table`) or
+        a mapping of titles to either."""
         if self.json:
-            print(json.dumps(to_json(tables), ensure_ascii=False, indent=1))
+            print(json.dumps(to_json(tables.to_frame() if is_column_table(tables) else tables),
+                             ensure_ascii=False, indent=1))
             return
-        items = tables.items() if isinstance(tables, Mapping) else [(title, tables)]
+        single = is_column_table(tables) or not isinstance(tables, Mapping)
+        items = [(title, tables)] if single else tables.items()
         for name, table in items:
             if name:
                 print(f"\n{label(name)}\n")
-            if isinstance(table, pd.DataFrame):
+            if is_column_table(table) or is_dataframe(table):
                 print(markdown_table(table, floatfmt=floatfmt, text=terminal_cell))
             else:
                 print(label(table))

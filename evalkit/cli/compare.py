@@ -217,6 +217,11 @@ def run(args: argparse.Namespace) -> int:
     if table is not None:
         cols = [c for c in ("a", "b", "n_tasks", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "test",
                             "pvalue", "pvalue_adjusted") if c in table.columns]
+        # the CSV's names are neutralised against spreadsheet formulas ('=cmd); the terminal shows them as they are
+        from evalkit._escape import neutralize_cell
+
+        names = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
+        table[["a", "b"]] = table[["a", "b"]].astype(str).replace(names)
         args.ui.result(table[cols])
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
     return 0

@@ -6,7 +6,7 @@ import argparse
 
 from evalkit.cli._common import add_common
 from evalkit.engine.aggregate import AGGREGATION_ENGINES
-from evalkit.io import FORMATS
+from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]
 
@@ -78,18 +78,20 @@ def aggregate_for_cli(source, args: argparse.Namespace, **options):
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
-    from evalkit._output import check_out_path
-    from evalkit.io import read_comparisons
-    from evalkit.ratings import leaderboard
+    from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.ratings.elo import parse_anchor
+    from evalkit.ratings.leaderboard import leaderboard_columns
 
     ui, inputs = args.ui, args.inputs
     if args.out:
+        from evalkit._output import check_out_path
+
         check_out_path(args.out, force=args.force)
-    args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
+    # stdin spooled, for every reader (aggregate_comparisons takes encoding= like read_comparisons)
+    args.path = [inputs.path(p, reader=aggregate_comparisons) for p in args.path]
     source = args.path[0] if len(args.path) == 1 else args.path
     counts, report = aggregate_for_cli(source, args, format=args.format, cluster=args.cluster,
-                                       **inputs.kwargs(read_comparisons))
+                                       **inputs.kwargs(aggregate_comparisons))
     ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
@@ -98,12 +100,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
     from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
-    variant = bool(args.adjust_position) or args.by is not None
+    variant = bool(args.adjust_position) or args.by is not None or bool(args.style or args.style_diff)
     print_warnings(counts, report.format, args)
     if variant:
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
-    table = leaderboard(
+    table = leaderboard_columns(  # numpy columns: pandas only where the data need it
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
         interval="bootstrap" if n_boot else args.interval, level=args.level,
         n_boot=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:
-        _write(args, counts, table, inputs)
+        _write(args, counts, table.to_frame(), inputs)
     return 0
 
 
@@ -132,19 +134,16 @@ def _write(args: argparse.Namespace, counts, table, inputs) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from evalkit._escape import markdown_table
     from evalkit._output import atomic_output_dir
+    from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
     from evalkit.ratings import win_rate_matrix
 
     record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
-              "parameters": {k: v for k, v in vars(args).items() if k in (
-                  "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed",
-                  "level", "engine")}}
+              "parameters": rate_parameters(args)}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
-        out.write_csv(table, "leaderboard.csv")
-        (out.path / "leaderboard.md").write_text(markdown_table(table, floatfmt=".4g"), encoding="utf-8")
+        write_tables(out, {"leaderboard": table})
         with plot_fonts():
             ax = plot_leaderboard(table)
             missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, dpi=150)

@@ -57,7 +57,8 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
     """Cells of one path computed on the cluster, or None when the pandas reader must read it."""
     import dask
 
-    from evalkit.engine.aggregate import check_header, finish_cells
+    from evalkit.engine._duckdb import check_header
+    from evalkit.engine.aggregate import finish_cells
 
     if "://" not in item and os.path.isfile(item):
         with open(item, "rb") as fh:

@@ -11,7 +11,10 @@ import pandas as pd
 from evalkit._errors import describe_bad, where
 from evalkit.io._files import LINE
 
-__all__ = ["Converted", "require_columns", "map_labels", "numeric_if_possible", "join_judge"]
+__all__ = ["Converted", "require_columns", "map_labels", "numeric_if_possible", "join_judge", "keep_raw_columns"]
+
+#: Formats whose converters turn raw row k into canonical row k (extra raw columns can ride along).
+ROW_FORMATS: tuple[str, ...] = ("arena", "left_right", "canonical", "columns")
 
 
 class Converted(NamedTuple):
@@ -96,3 +99,23 @@ def base_frame(raw: pd.DataFrame, player_a: pd.Series, player_b: pd.Series, outc
             LINE: raw[LINE].to_numpy(),
         }
     )
+
+
+def keep_raw_columns(raw: pd.DataFrame, frame: pd.DataFrame, keep: Mapping[str, str], *, fmt: str,
+                     source: str) -> None:
+    """Copy the raw columns named in ``keep`` (``{column: who asked for it}``) into ``frame``, as they are.
+
+    Raises a ValueError naming the column, who asked for it and the columns ``raw`` has when one is
+    missing, or when ``fmt`` does not keep one canonical row per raw row (see :data:`ROW_FORMATS`).
+    """
+    if not keep:
+        return
+    if fmt not in ROW_FORMATS:
+        raise ValueError(f"{source} is in the {fmt!r} format; extra columns ({', '.join(dict.fromkeys(keep.values()))}"
+                         f") can be kept only for the formats {list(ROW_FORMATS)}, one comparison per row.")
+    for col, why in keep.items():
+        if col not in raw.columns:
+            have = [c for c in raw.columns if c != LINE]
+            raise ValueError(f"{source} has no column {col!r} (asked for by {why}); it has {have}.")
+        if col not in frame.columns:
+            frame[col] = raw[col].to_numpy()

@@ -19,31 +19,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit.io.formats import (  # noqa: F401 - re-exported
+    _CSV_NA,
+    _UTF16_BOMS,
+    LINE,
+    check_unique_columns,
+    container_of,
+    read_head,
+)
+
 __all__ = ["LINE", "load_records", "container_of", "read_head", "decode_text", "check_unique_columns"]
-
-LINE = "_line"
-
-# Strings read as missing in CSV files. "NA" is deliberately absent: it can be a name.
-_CSV_NA = ["", "nan", "NaN", "NULL", "null", "None"]
-
-
-def container_of(path: Path, head: bytes) -> str:
-    """Name the container of ``path`` from its first bytes: parquet, json, jsonl or csv."""
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if path.suffix.lower() in (".parquet", ".pq"):
-        raise ValueError(f"{path} is named like a Parquet file but is not one (it does not start with the "
-                         f"Parquet magic bytes 'PAR1'; it starts with {head[:8]!r}).")
-    text = head.decode("utf-8-sig", errors="replace").lstrip()
-    if text.startswith("["):
-        return "json"
-    if text.startswith("{"):
-        return "jsonl"
-    return "csv"
-
-
-_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
 
 def text_encoding(data: bytes, encoding: str | None) -> str:
     """The encoding to decode ``data`` with: ``encoding``, else UTF-16 after a UTF-16 BOM, else UTF-8."""
@@ -68,31 +53,6 @@ def decode_text(path: Path, data: bytes, encoding: str | None = None) -> str:
         ) from None
     except LookupError:
         raise ValueError(f"encoding={encoding!r} is not a known text encoding.") from None
-
-
-def check_unique_columns(path: Path | str, columns: list[str]) -> None:
-    """Raise a ValueError when a header names a column twice (it would be silently renamed)."""
-    seen: dict[str, int] = {}
-    for k, name in enumerate(columns, start=1):
-        if name in seen:
-            raise ValueError(
-                f"The header of {path} names the column {name!r} twice (columns {seen[name]} and {k}). "
-                "Column names must be unique: rename or remove one of them."
-            )
-        seen[name] = k
-
-
-def read_head(path: Path, size: int = 4096) -> bytes:
-    """The first ``size`` bytes of a file, decompressed when it is gzip (b"" when unreadable)."""
-    with open(path, "rb") as fh:
-        head = fh.read(size)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            with gzip.open(path, "rb") as fh:
-                return fh.read(size)
-        except (OSError, EOFError):
-            return b""
-    return head
 
 
 def _empty(path: Path, what: str) -> ValueError:

@@ -225,6 +225,18 @@ def read_event_stream(
         Further fields to carry into the table (e.g. a task family to cluster on).
     """
     _check_unit(budget)
+    ev, source = _load_events(path, columns)
+    amount = _event_amount(ev, budget, source)
+    ev["budget"] = amount.groupby(_session_key(ev)).cumsum() if budget != "time" else amount
+    scored = pd.to_numeric(ev["score"], errors="coerce").notna()
+    extra = [c for c in keep if c in ev.columns and c not in ("system", "task", "session", "budget", "score")]
+    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line", *extra]]
+    return finish_rows(out.assign(source=source).to_dict("records"), _unscored_sessions(ev, scored), source)
+
+
+def _load_events(path: str | os.PathLike[str] | pd.DataFrame,
+                 columns: Mapping[str, str] | None) -> tuple[pd.DataFrame, str]:
+    """The events with canonical field names, 1-based ``line``, ``task`` and ``score``; and the source name."""
     if isinstance(path, pd.DataFrame):
         ev, source = path.copy(), "event stream"
     else:
@@ -243,42 +255,59 @@ def read_event_stream(
         ev["task"] = "all"
     if "score" not in ev.columns:
         ev["score"] = np.nan
+    return ev, source
+
+
+def _session_key(ev: pd.DataFrame) -> list[pd.Series]:
+    """The (system, task, session) group keys of the events, as strings."""
+    return [ev["system"].astype(str), ev["task"].astype(str), ev["session"].astype(str)]
+
+
+def _event_amount(ev: pd.DataFrame, budget: str, source: str) -> pd.Series:
+    """Each event's usage in the ``budget`` unit; for ``"time"``, seconds since the session's first event."""
     num = {c: pd.to_numeric(ev[c], errors="coerce").fillna(0.0) for c in ev.columns
            if c in ("input_tokens", "output_tokens", "total_tokens", "cost")}
     for canon, names in _EVENT_ALIASES.items():
         hit = [n for n in names if n in ev.columns]
         num[canon] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0) if hit else 0.0
-    zero = pd.Series(0.0, index=ev.index)
     if budget in ("tokens", "tokens_total"):
-        if "input_tokens" not in num and "output_tokens" not in num and "total_tokens" not in num:
-            raise ValueError(f"The event stream {source} has no token fields (input_tokens, output_tokens, total_tokens); it has {list(ev.columns)}.")
-        amount = num.get("input_tokens", zero) + num.get("output_tokens", zero)
-        if budget == "tokens_total":
-            amount = num["total_tokens"] if "total_tokens" in num else amount + num["cache_read"] + num["cache_write"]
-    elif budget == "cost":
+        return _token_amount(ev, num, budget, source)
+    if budget == "cost":
         if "cost" not in num:
             raise ValueError(f"The event stream {source} has no 'cost' field; it has {list(ev.columns)}.")
-        amount = num["cost"]
-    else:
-        if "time" not in ev.columns:
-            raise ValueError(f"The event stream {source} has no 'time' field; it has {list(ev.columns)}.")
-        t = pd.to_numeric(ev["time"], errors="coerce")
-        if t.isna().any():
-            stamp = pd.to_datetime(ev["time"], utc=True, errors="coerce")
-            t = (stamp - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
-        if t.isna().any():
-            raise ValueError(f"The 'time' field of {source} must be seconds or ISO-8601 timestamps.")
-        key = [ev["system"].astype(str), ev["task"].astype(str), ev["session"].astype(str)]
-        amount = t - t.groupby(key).transform("first")
-    key = [ev["system"].astype(str), ev["task"].astype(str), ev["session"].astype(str)]
-    ev["budget"] = amount.groupby(key).cumsum() if budget != "time" else amount
-    scored = pd.to_numeric(ev["score"], errors="coerce").notna()
+        return num["cost"]
+    return _elapsed_time(ev, source)
+
+
+def _token_amount(ev: pd.DataFrame, num: dict, budget: str, source: str) -> pd.Series:
+    """Input + output tokens per event, plus cache reads and writes for ``"tokens_total"``."""
+    zero = pd.Series(0.0, index=ev.index)
+    if "input_tokens" not in num and "output_tokens" not in num and "total_tokens" not in num:
+        raise ValueError(f"The event stream {source} has no token fields (input_tokens, output_tokens, total_tokens); it has {list(ev.columns)}.")
+    amount = num.get("input_tokens", zero) + num.get("output_tokens", zero)
+    if budget == "tokens_total":
+        amount = num["total_tokens"] if "total_tokens" in num else amount + num["cache_read"] + num["cache_write"]
+    return amount
+
+
+def _elapsed_time(ev: pd.DataFrame, source: str) -> pd.Series:
+    """Seconds since each session's first event, from seconds or ISO-8601 timestamps."""
+    if "time" not in ev.columns:
+        raise ValueError(f"The event stream {source} has no 'time' field; it has {list(ev.columns)}.")
+    t = pd.to_numeric(ev["time"], errors="coerce")
+    if t.isna().any():
+        stamp = pd.to_datetime(ev["time"], utc=True, errors="coerce")
+        t = (stamp - pd.Timestamp(0, tz="UTC")).dt.total_seconds()
+    if t.isna().any():
+        raise ValueError(f"The 'time' field of {source} must be seconds or ISO-8601 timestamps.")
+    return t - t.groupby(_session_key(ev)).transform("first")
+
+
+def _unscored_sessions(ev: pd.DataFrame, scored: pd.Series) -> list[str]:
+    """Names ``system/task/session`` of the sessions without any scored event."""
     sess = ev[["system", "task", "session"]].astype(str).agg("\x1f".join, axis=1)
     has = scored.groupby(sess).any()
-    unscored = [s.replace("\x1f", "/") for s in has.index[~has.to_numpy()]]
-    extra = [c for c in keep if c in ev.columns and c not in ("system", "task", "session", "budget", "score")]
-    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line", *extra]]
-    return finish_rows(out.assign(source=source).to_dict("records"), unscored, source)
+    return [s.replace("\x1f", "/") for s in has.index[~has.to_numpy()]]
 
 
 def read_agent_logs(paths: str | os.PathLike[str] | list, *, budget: str = "tokens", **kwargs) -> pd.DataFrame:

@@ -19,14 +19,17 @@ are the ``"counts"`` format of :func:`~evalkit.io.read_comparisons` (:func:`conv
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from evalkit._errors import nonnegative_column, where
-from evalkit.io._common import Converted, base_frame, keep_all, require_columns
-from evalkit.io._files import LINE
+from evalkit._lazy import is_dataframe
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalkit.io._common import Converted
 
 __all__ = ["ComparisonCounts", "CELL_COLUMNS", "PAIR_COUNT_COLUMNS", "cells_from_frame",
            "convert_pair_counts"]
@@ -42,54 +45,102 @@ def _canonical_order(cells: pd.DataFrame, cluster: str | None) -> pd.DataFrame:
     return cells.sort_values(keys, kind="stable", ignore_index=True)
 
 
-@dataclass(frozen=True)
 class ComparisonCounts:
     """Comparisons reduced to weighted cells (see the module docstring).
+
+    Parameters
+    ----------
+    cells : pandas.DataFrame or mapping of column name to numpy array
+        ``player_a, player_b, outcome, weight, n`` and the ``cluster`` column when given;
+        one row per distinct key, sorted by key. Players and clusters are strings. A
+        columnar engine passes numpy arrays; the DataFrame is then built on first use of
+        :attr:`cells` (the fits read the arrays through :meth:`column` and never need it).
+    cluster : str or None
+        Name of the cluster column kept in ``cells`` (``None``: no cluster).
 
     Attributes
     ----------
     cells : pandas.DataFrame
-        ``player_a, player_b, outcome, weight, n`` and the ``cluster`` column when given;
-        one row per distinct key, sorted by key. Players and clusters are strings.
     cluster : str or None
-        Name of the cluster column kept in ``cells`` (``None``: no cluster).
     """
 
-    cells: pd.DataFrame = field(repr=False)
-    cluster: str | None = None
-
-    def __post_init__(self) -> None:
-        missing = [c for c in CELL_COLUMNS if c not in self.cells.columns]
-        if self.cluster is not None and self.cluster not in self.cells.columns:
-            missing.append(self.cluster)
+    def __init__(self, cells: pd.DataFrame | Mapping[str, Any], cluster: str | None = None) -> None:
+        if is_dataframe(cells):
+            self._frame, self._arrays = cells, None
+            names = list(cells.columns)
+        else:
+            self._frame = None
+            self._arrays = {str(k): np.asarray(v) for k, v in dict(cells).items()}
+            lengths = {len(v) for v in self._arrays.values()}
+            if len(lengths) > 1:
+                raise ValueError(f"The columns of a counts table must have one length; got {sorted(lengths)}.")
+            names = list(self._arrays)
+        self._cluster = cluster
+        missing = [c for c in CELL_COLUMNS if c not in names]
+        if cluster is not None and cluster not in names:
+            missing.append(cluster)
         if missing:
             raise ValueError(
                 f"A counts table needs the columns {list(CELL_COLUMNS)}"
-                f"{' and ' + repr(self.cluster) if self.cluster else ''}; it lacks {missing}."
+                f"{' and ' + repr(cluster) if cluster else ''}; it lacks {missing}."
             )
+
+    def __repr__(self) -> str:
+        return f"ComparisonCounts({len(self)} cells, {self.n_rows} rows, cluster={self._cluster!r})"
+
+    def __len__(self) -> int:
+        return len(self.column("n"))
+
+    @property
+    def cluster(self) -> str | None:
+        """Name of the cluster column (``None``: no cluster)."""
+        return self._cluster
+
+    @property
+    def cells(self) -> pd.DataFrame:
+        """The cells as a DataFrame (built from the arrays on first use)."""
+        if self._frame is None:
+            import pandas as pd
+
+            self._frame = pd.DataFrame(self._arrays)
+        return self._frame
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the cells as a numpy array (strings as an object array)."""
+        if self._arrays is not None:
+            return self._arrays[name]
+        return self._frame[name].to_numpy()
 
     @property
     def n_rows(self) -> int:
         """Number of comparison rows the cells stand for."""
-        return int(self.cells["n"].sum())
+        return int(np.sum(self.column("n")))
 
     @property
     def total_weight(self) -> float:
         """Sum of the weights (the number of comparisons, for unit weights)."""
-        return float(self.cells["weight"].sum())
+        return float(np.sum(self.column("weight").astype(float)))
 
     @property
     def players(self) -> tuple[str, ...]:
         """Player names, sorted."""
-        return tuple(sorted(set(self.cells["player_a"]) | set(self.cells["player_b"])))
+        return tuple(sorted(set(self.column("player_a").tolist()) | set(self.column("player_b").tolist())))
 
     @property
     def n_clusters(self) -> int | None:
         """Number of distinct clusters (``None`` without a cluster column)."""
-        return None if self.cluster is None else int(self.cells[self.cluster].nunique())
+        return None if self._cluster is None else len(set(self.column(self._cluster).tolist()))
+
+    def discrete(self) -> bool:
+        """Whether every outcome is 0, 0.5 or 1 (then per-pair win / loss / tie counts are
+        sufficient for every statistic, including the sandwich)."""
+        o = self.column("outcome").astype(float)
+        return bool(np.all((o == 0.0) | (o == 0.5) | (o == 1.0)))
 
     def moments(self) -> pd.DataFrame:
         """Per ordered pair: ``weight = sum(w)``, ``sum_wo = sum(w*o)``, ``sum_woo = sum(w*o**2)``."""
+        import pandas as pd
+
         c = self.cells
         o, w = c["outcome"].to_numpy(float), c["weight"].to_numpy(float)
         tmp = pd.DataFrame({"player_a": c["player_a"], "player_b": c["player_b"], "weight": w,
@@ -98,15 +149,15 @@ class ComparisonCounts:
 
     def equals(self, other: ComparisonCounts, *, rtol: float = 1e-12) -> bool:
         """Same cells (keys identical, weights and row counts equal to ``rtol``)."""
-        if self.cluster != other.cluster or len(self.cells) != len(other.cells):
+        if self.cluster != other.cluster or len(self) != len(other):
             return False
         keys = ["player_a", "player_b"] + ([self.cluster] if self.cluster else [])
-        a, b = self.cells, other.cells
-        if not all((a[k].astype(str).to_numpy() == b[k].astype(str).to_numpy()).all() for k in keys):
+        if not all((self.column(k).astype(str) == other.column(k).astype(str)).all() for k in keys):
             return False
-        return bool(np.array_equal(a["n"].to_numpy(), b["n"].to_numpy())
-                    and np.allclose(a["outcome"], b["outcome"], rtol=0, atol=0)
-                    and np.allclose(a["weight"], b["weight"], rtol=rtol, atol=0))
+        return bool(np.array_equal(self.column("n"), other.column("n"))
+                    and np.array_equal(self.column("outcome").astype(float), other.column("outcome").astype(float))
+                    and np.allclose(self.column("weight").astype(float), other.column("weight").astype(float),
+                                    rtol=rtol, atol=0))
 
 
 def cells_from_frame(frame: pd.DataFrame, *, cluster: str | None = None) -> ComparisonCounts:
@@ -136,6 +187,8 @@ def cells_from_frame(frame: pd.DataFrame, *, cluster: str | None = None) -> Comp
         col = frame[cluster]
         bad = col.isna().to_numpy()
         if bad.any():
+            from evalkit._errors import where
+
             lines = frame["line"].to_numpy() if "line" in frame.columns else None
             raise ValueError(
                 f"The cluster column {cluster!r} must name a cluster on every row. Got a missing "
@@ -156,6 +209,12 @@ def convert_pair_counts(raw: pd.DataFrame, *, source: str) -> Converted:
     0.5 (``ties``) (frequency weights: a row of weight ``w`` is ``w`` comparisons). Other
     canonical columns (``item``, ``judge``, ...) are kept, so they can be clusters.
     """
+    import pandas as pd
+
+    from evalkit._errors import nonnegative_column
+    from evalkit.io._common import Converted, base_frame, keep_all, require_columns
+    from evalkit.io._files import LINE
+
     require_columns(raw, ("player_a", "player_b", "wins_a", "wins_b"), fmt="counts", source=source)
     lines = raw[LINE].to_numpy()
     parts = []

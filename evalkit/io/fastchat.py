@@ -29,10 +29,10 @@ from evalkit.io._common import (
     require_columns,
 )
 from evalkit.io._files import LINE
+from evalkit.io.formats import ARENA_WINNERS  # noqa: F401 - re-exported
 
 __all__ = ["ARENA_WINNERS", "MT_BENCH_WINNERS", "convert_arena", "convert_mt_bench"]
 
-ARENA_WINNERS: dict[str, float] = {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
 MT_BENCH_WINNERS: tuple[str, ...] = ("model_1", "model_2", "tie", "error")
 
 

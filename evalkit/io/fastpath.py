@@ -16,12 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from evalkit.io.fastchat import ARENA_WINNERS
-from evalkit.io.tables import LEFT_RIGHT_WINNERS
+from evalkit.io.formats import ARENA_WINNERS, LEFT_RIGHT_WINNERS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["CellSpec", "cell_spec", "cell_sql", "partition_cells", "first_problem", "KEY_TYPES"]
 
@@ -117,29 +119,45 @@ def _outcome_sql(spec: CellSpec) -> str:
 
 
 def cell_sql(spec: CellSpec, relation: str) -> str:
-    """One ``GROUP BY`` query: cells (``player_a, player_b, outcome[, cluster], weight, n``) and
-    ``bad_w`` (some weight in the cell is missing, negative or infinite) from ``relation``."""
+    """One query: cells (``player_a, player_b, outcome[, cluster], weight, n``) and ``bad_w``
+    (some weight in the cell is missing, negative or infinite) from ``relation``.
+
+    The rows are grouped on their raw columns first (the scan does no per-row work beyond
+    DuckDB's own ``GROUP BY``, and counts only when there is no weight column); labels are
+    mapped to outcomes, ids cast to text and the groups merged on the few thousand groups.
+    """
     keys = [f"CAST({_q(spec.player_a)} AS VARCHAR) AS player_a",
             f"CAST({_q(spec.player_b)} AS VARCHAR) AS player_b"]
     if spec.cluster:
         keys.append(f"CAST({_q(spec.cluster)} AS VARCHAR) AS {_q(spec.cluster_name)}")
+    group = ["player_a", "player_b", "outcome"] + ([_q(spec.cluster_name)] if spec.cluster else [])
     if spec.wins:
         parts = [f"SELECT {', '.join(keys)}, CAST({o!r} AS DOUBLE) AS outcome, "
                  f"TRY_CAST({_q(c)} AS DOUBLE) AS w FROM {relation}" for c, o in spec.wins]
-        rows = " UNION ALL ".join(parts)
+        return (
+            f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
+            "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
+            f"FROM ({' UNION ALL '.join(parts)}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
+        )
+    raw = [_q(c) for c in (spec.player_a, spec.player_b, spec.outcome, spec.cluster) if c]
+    if spec.weight:
+        w = f"TRY_CAST({_q(spec.weight)} AS DOUBLE)"
+        inner_w = (f", sum({w}) AS w_sum, bool_or({w} IS NULL OR isnan({w}) OR isinf({w}) OR {w} < 0) AS w_bad")
+        weight, bad = "sum(w_sum)", "bool_or(w_bad)"
     else:
-        w = f"TRY_CAST({_q(spec.weight)} AS DOUBLE)" if spec.weight else "CAST(1.0 AS DOUBLE)"
-        rows = f"SELECT {', '.join(keys)}, {_outcome_sql(spec)} AS outcome, {w} AS w FROM {relation}"
-    group = ["player_a", "player_b", "outcome"] + ([_q(spec.cluster_name)] if spec.cluster else [])
+        inner_w, weight, bad = "", "CAST(sum(n_raw) AS DOUBLE)", "false"
+    inner = f"SELECT {', '.join(raw)}, count(*) AS n_raw{inner_w} FROM {relation} GROUP BY {', '.join(raw)}"
     return (
-        f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
-        "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
-        f"FROM ({rows}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
+        f"SELECT {', '.join(keys)}, {_outcome_sql(spec)} AS outcome, {weight} AS weight, "
+        f"CAST(sum(n_raw) AS BIGINT) AS n, {bad} AS bad_w "
+        f"FROM ({inner}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
     )
 
 
 def _ids(values: pd.Series) -> pd.Series:
     """Id text of a column as the pandas reader makes it (integers -> '3'; missing stays missing)."""
+    import pandas as pd
+
     if pd.api.types.is_integer_dtype(values):
         return values.astype(str)
     if isinstance(values.dtype, pd.StringDtype) or (
@@ -151,6 +169,8 @@ def _ids(values: pd.Series) -> pd.Series:
 
 def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (-1 for missing) and the id text of each code."""
+    import pandas as pd
+
     codes, uniques = pd.factorize(_ids(values), use_na_sentinel=True)
     return codes, np.asarray(uniques, dtype=object)
 
@@ -161,6 +181,8 @@ def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
     Keys are grouped as integer codes (labels mapped through their distinct values), so a
     partition costs a few vectorised passes, not a string ``groupby``.
     """
+    import pandas as pd
+
     names = ["player_a", "player_b"] + ([spec.cluster_name] if spec.cluster else [])
     coded = [_codes(raw[c]) for c in spec.key_columns]
     keys = {f"k{k}": c for k, (c, _) in enumerate(coded)}
@@ -206,23 +228,37 @@ def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
     return frame
 
 
-def first_problem(cells: pd.DataFrame, cluster: str | None, *, self_ok: bool) -> str | None:
+def _missing(values: object) -> np.ndarray:
+    """Where a column of ids is missing (None, NaN or pandas' NA)."""
+    if hasattr(values, "isna"):  # a pandas column (the Dask path)
+        return values.isna().to_numpy()
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        return np.isnan(arr)
+    if arr.dtype.kind != "O":
+        return np.zeros(arr.shape, dtype=bool)
+    return np.equal(arr, None) | (arr != arr)  # None, or NaN (the only value unequal to itself)
+
+
+def first_problem(cells: Mapping[str, object], cluster: str | None, *, self_ok: bool) -> str | None:
     """Why these cells cannot be used as they are (None: clean).
 
-    Missing players or clusters, an outcome that is missing or outside [0, 1] (unknown
-    labels map to missing), bad weights, and self-comparisons unless ``self_ok``.
+    ``cells``: columns ``player_a, player_b, outcome, bad_w[, cluster]`` (numpy arrays or a
+    DataFrame). Missing players or clusters, an outcome that is missing or outside [0, 1]
+    (unknown labels map to missing), bad weights, and self-comparisons unless ``self_ok``.
     """
-    o = pd.to_numeric(cells["outcome"], errors="coerce").to_numpy(dtype=float)
+    o = np.asarray(cells["outcome"], dtype=float)
+    a, b = cells["player_a"], cells["player_b"]
     checks = {
-        "missing player": cells["player_a"].isna().to_numpy() | cells["player_b"].isna().to_numpy(),
-        "bad outcome": ~(o >= 0) | ~(o <= 1),
-        "bad weight": cells["bad_w"].to_numpy(dtype=bool),
+        "missing player": lambda: _missing(a) | _missing(b),
+        "bad outcome": lambda: ~(o >= 0) | ~(o <= 1),
+        "bad weight": lambda: np.asarray(cells["bad_w"], dtype=bool),
     }
     if cluster:
-        checks["missing cluster"] = cells[cluster].isna().to_numpy()
+        checks["missing cluster"] = lambda: _missing(cells[cluster])
     if not self_ok:
-        checks["self-comparison"] = (cells["player_a"] == cells["player_b"]).to_numpy(dtype=bool)
+        checks["self-comparison"] = lambda: np.asarray(a, dtype=object) == np.asarray(b, dtype=object)
     for name, bad in checks.items():
-        if bad.any():
+        if bad().any():
             return name
     return None

@@ -8,23 +8,26 @@ in it); every dropped row is counted in the report by reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from evalkit._errors import where
-from evalkit.io._common import Converted
+from evalkit.io._common import Converted, keep_raw_columns
 from evalkit.io._files import LINE, load_records
 from evalkit.io.alpaca_eval import alpaca_eval_notes, convert_alpaca_eval, convert_alpaca_eval_csv
 from evalkit.io.counts import convert_pair_counts
 from evalkit.io.fastchat import convert_arena, convert_mt_bench
+from evalkit.io.formats import FORMATS, check_read_options, detect_format
+from evalkit.io.formats import SELF_COMPARISON as _SELF
+from evalkit.io.formats import source_paths as _paths
 from evalkit.io.report import ReadReport, ReadResult
 from evalkit.io.schema import validate_comparisons
 from evalkit.io.tables import (
     OutcomeMap,
-    check_column_keys,
     convert_canonical,
     convert_columns,
     convert_left_right,
@@ -32,100 +35,72 @@ from evalkit.io.tables import (
 
 __all__ = ["FORMATS", "check_read_options", "detect_format", "read_comparisons"]
 
-#: Known formats and the columns that identify them, in detection order.
-FORMATS: dict[str, tuple[str, ...]] = {
-    "canonical": ("player_a", "player_b", "outcome"),
-    "counts": ("player_a", "player_b", "wins_a", "wins_b"),
-    "mt_bench": ("model_1", "model_2", "g1_winner", "g2_winner"),
-    "arena": ("model_a", "model_b", "winner"),
-    "alpaca_eval": ("generator_1", "generator_2", "preference"),
-    "alpaca_eval_csv": ("model_dir|generator_2", "instruction_id", "preference"),
-    "left_right": ("left", "right", "winner"),
-    "columns": ("any, mapped with columns=",),
-}
-
-_SUFFIXES = {".csv", ".tsv", ".tab", ".json", ".jsonl", ".ndjson", ".parquet", ".pq", ".gz"}
-_SELF = "a player compared with itself (dropped because self_comparisons='drop')"
 
 
-def _has(columns: Sequence[str], spec: str) -> bool:
-    return any(alt in columns for alt in spec.split("|"))
+@dataclass(frozen=True)
+class _ReadOptions:
+    """The options of :func:`read_comparisons` that every file's conversion needs."""
+
+    columns: Mapping[str, str] | None = None
+    constants: Mapping[str, object] | None = None
+    outcome_map: OutcomeMap | None = None
+    missing_outcome: str = "error"
+    self_comparisons: str = "error"
+    judge: str | None = None
+    baseline: str | None = None
+    model_name_from: str = "generator_2"
+    keep: Mapping[str, str] = field(default_factory=dict)
 
 
-def detect_format(columns: Sequence[str], *, source: str = "<data>") -> str:
-    """Name the format whose identifying columns are all present.
+class _Part(NamedTuple):
+    """One source read and converted: its format, full frame, drop reasons, notes and kept rows."""
 
-    Raises
-    ------
-    ValueError
-        If no known format matches; the message lists the columns found and what each
-        format needs.
-    """
-    columns = [c for c in columns if c != LINE]
-    for name, needed in FORMATS.items():
-        if name != "columns" and all(_has(columns, spec) for spec in needed):
-            return name
-    known = "; ".join(f"{n} ({', '.join(c)})" for n, c in FORMATS.items() if n != "columns")
-    raise ValueError(
-        f"{source} is in none of the known formats: its columns are {columns}. Known formats "
-        f"(identifying columns): {known}. For another table pass "
-        'columns={"player_a": ..., "player_b": ..., "outcome": ...}.'
-    )
-
-
-def _paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
-            if not found:
-                raise ValueError(f"{path} is a directory without any {sorted(_SUFFIXES)} file.")
-            return found
-        return [path]
-    paths = [Path(p) for p in source]
-    if not paths:
-        raise ValueError("read_comparisons got an empty list of sources.")
-    return paths
+    format: str
+    frame: pd.DataFrame
+    drop: np.ndarray
+    notes: list[str]
+    kept: pd.DataFrame
 
 
 def _convert(raw: pd.DataFrame, fmt: str, *, source: str, path: Path | None,
-             opts: dict[str, Any]) -> Converted:
+             opts: _ReadOptions) -> Converted:
     if fmt == "arena":
         return convert_arena(raw, source=source)
     if fmt == "mt_bench":
         return convert_mt_bench(raw, source=source)
     if fmt == "alpaca_eval":
         return convert_alpaca_eval(raw, source=source, path=path,
-                                   model_name_from=opts["model_name_from"])
+                                   model_name_from=opts.model_name_from)
     if fmt == "alpaca_eval_csv":
-        return convert_alpaca_eval_csv(raw, source=source, path=path, baseline=opts["baseline"],
-                                       judge=opts["judge"])
+        return convert_alpaca_eval_csv(raw, source=source, path=path, baseline=opts.baseline,
+                                       judge=opts.judge)
     if fmt == "left_right":
         return convert_left_right(raw, source=source)
     if fmt == "counts":
         return convert_pair_counts(raw, source=source)
     if fmt == "canonical":
-        return convert_canonical(raw, source=source, missing_outcome=opts["missing_outcome"])
-    return convert_columns(raw, source=source, columns=opts["columns"],
-                           constants=opts["constants"], outcome_map=opts["outcome_map"],
-                           missing_outcome=opts["missing_outcome"])
+        return convert_canonical(raw, source=source, missing_outcome=opts.missing_outcome)
+    return convert_columns(raw, source=source, columns=opts.columns,
+                           constants=opts.constants, outcome_map=opts.outcome_map,
+                           missing_outcome=opts.missing_outcome)
 
 
 def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
-         opts: dict[str, Any]) -> tuple[str, pd.DataFrame, np.ndarray, list[str]]:
+         opts: _ReadOptions) -> tuple[str, pd.DataFrame, np.ndarray, list[str]]:
     if fmt is None:
-        fmt = "columns" if opts["columns"] or opts["constants"] else detect_format(
+        fmt = "columns" if opts.columns or opts.constants else detect_format(
             list(raw.columns), source=source)
     conv = _convert(raw, fmt, source=source, path=path, opts=opts)
+    keep_raw_columns(raw, conv.frame, opts.keep, fmt=fmt, source=source)
     frame = conv.frame.rename(columns={LINE: "line"})
     frame["source"] = source
-    if opts["judge"] is not None and "judge" not in frame.columns:
-        frame["judge"] = opts["judge"]
+    if opts.judge is not None and "judge" not in frame.columns:
+        frame["judge"] = opts.judge
     drop = conv.drop.copy()
     # raw values compared here; validate_comparisons catches '1' vs 1 after str conversion
     same = ((frame["player_a"].to_numpy() == frame["player_b"].to_numpy())
             & frame["player_a"].notna().to_numpy() & pd.isna(drop))
-    if same.any() and opts["self_comparisons"] == "drop":
+    if same.any() and opts.self_comparisons == "drop":
         drop[same] = _SELF
     elif same.any():
         raise ValueError(
@@ -134,17 +109,6 @@ def _one(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
             "Pass self_comparisons='drop' to drop and count such rows."
         )
     return fmt, frame, drop, conv.notes
-
-
-def check_read_options(*, format: str | None = None, self_comparisons: str = "error",
-                       columns: Mapping[str, str] | None = None,
-                       constants: Mapping[str, object] | None = None) -> None:
-    """Raise a ValueError for options :func:`read_comparisons` does not accept."""
-    if format is not None and format not in FORMATS:
-        raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
-    if self_comparisons not in ("error", "drop"):
-        raise ValueError(f"self_comparisons must be 'error' or 'drop'; got {self_comparisons!r}.")
-    check_column_keys(columns, constants)
 
 
 def read_comparisons(
@@ -160,6 +124,7 @@ def read_comparisons(
     baseline: str | None = None,
     model_name_from: str = "generator_2",
     encoding: str | None = None,
+    keep_columns: Sequence[str] | Mapping[str, str] = (),
 ) -> ReadResult:
     """Read pairwise judgments into the canonical comparisons frame, with a report.
 
@@ -192,6 +157,9 @@ def read_comparisons(
     encoding : str, optional
         Text encoding of CSV/JSON files. Default: UTF-8, or UTF-16 when the file starts with
         a UTF-16 byte-order mark (a UTF-8 BOM is skipped).
+    keep_columns : sequence of str, or mapping of column to who asked for it (named in errors)
+        Raw columns to keep as they are, after the canonical ones (``arena``, ``left_right``,
+        ``canonical`` and ``columns`` formats), e.g. per-answer lengths for style control.
 
     Returns
     -------
@@ -208,49 +176,65 @@ def read_comparisons(
     """
     check_read_options(format=format, self_comparisons=self_comparisons, columns=columns,
                        constants=constants)
-    opts = dict(columns=columns, constants=constants, outcome_map=outcome_map,
-                missing_outcome=missing_outcome, self_comparisons=self_comparisons,
-                judge=judge, baseline=baseline, model_name_from=model_name_from)
-    parts = []
+    opts = _ReadOptions(columns=columns, constants=constants, outcome_map=outcome_map,
+                        missing_outcome=missing_outcome, self_comparisons=self_comparisons,
+                        judge=judge, baseline=baseline, model_name_from=model_name_from,
+                        keep=dict(keep_columns) if isinstance(keep_columns, Mapping)
+                        else dict.fromkeys(keep_columns, "keep_columns"))
+    sources = _load_sources(source, encoding=encoding)
+    parts = [_read_part(raw, source=name, path=path, fmt=format, opts=opts) for raw, name, path in sources]
+    return _assemble(sources, parts)
+
+
+def _load_sources(source: str | Path | Sequence[str | Path] | pd.DataFrame, *,
+                  encoding: str | None) -> list[tuple[pd.DataFrame, str, Path | None]]:
+    """Raw records of each source (with 1-based ``LINE``), its name and its path (None for a DataFrame)."""
     if isinstance(source, pd.DataFrame):
         if len(source) == 0:
             raise ValueError("The DataFrame passed to read_comparisons has no rows.")
         raw = source.reset_index(drop=True).copy()
         raw[LINE] = np.arange(1, len(raw) + 1)
-        parts.append((raw, "<DataFrame>", None))
-    else:
-        for path in _paths(source):
-            raw, _ = load_records(path, encoding=encoding)
-            parts.append((raw, str(path), path))
-    formats, frames, drops, notes, kept = [], [], [], [], []
-    for raw, name, path in parts:
-        fmt, frame, drop, file_notes = _one(raw, source=name, path=path, fmt=format, opts=opts)
-        keep = pd.isna(drop)
-        if not keep.any():
-            reasons = pd.Series(drop).value_counts().to_dict()
-            raise ValueError(f"All {len(frame)} rows of {name} were dropped: {reasons}.")
-        kept.append(validate_comparisons(frame.loc[keep], source=name))
-        formats.append(fmt)
-        frames.append(frame)
-        drops.append(drop)
-        notes += file_notes
-    full = pd.concat(frames, ignore_index=True)
-    drop = np.concatenate(drops)
+        return [(raw, "<DataFrame>", None)]
+    sources = []
+    for path in _paths(source):
+        raw, _ = load_records(path, encoding=encoding)
+        sources.append((raw, str(path), path))
+    return sources
+
+
+def _read_part(raw: pd.DataFrame, *, source: str, path: Path | None, fmt: str | None,
+               opts: _ReadOptions) -> _Part:
+    """Convert one source and validate its kept rows; a source whose rows are all dropped is an error."""
+    fmt, frame, drop, notes = _one(raw, source=source, path=path, fmt=fmt, opts=opts)
+    keep = pd.isna(drop)
+    if not keep.any():
+        reasons = pd.Series(drop).value_counts().to_dict()
+        raise ValueError(f"All {len(frame)} rows of {source} were dropped: {reasons}.")
+    return _Part(fmt, frame, drop, notes, validate_comparisons(frame.loc[keep], source=source))
+
+
+def _assemble(sources: list[tuple[pd.DataFrame, str, Path | None]], parts: list[_Part]) -> ReadResult:
+    """Join the converted sources into one validated frame and the report of the whole read."""
+    names = ", ".join(s[1] for s in sources)
+    rows_read = sum(len(s[0]) for s in sources)
+    formats = [p.format for p in parts]
+    notes = [note for p in parts for note in p.notes]
+    full = pd.concat([p.frame for p in parts], ignore_index=True)
+    drop = np.concatenate([p.drop for p in parts])
     if any(f.startswith("alpaca_eval") for f in formats):
         notes += alpaca_eval_notes(full)
-    if len(kept) == 1:
-        out = kept[0]
+    if len(parts) == 1:
+        out = parts[0].kept
     else:
-        out = validate_comparisons(pd.concat(kept, ignore_index=True),
-                                   source=", ".join(p[1] for p in parts))
+        out = validate_comparisons(pd.concat([p.kept for p in parts], ignore_index=True), source=names)
     if "counts" in formats:
-        notes.append(f"{sum(len(p[0]) for p in parts)} rows of pre-aggregated counts became {len(out)} "
+        notes.append(f"{rows_read} rows of pre-aggregated counts became {len(out)} "
                      "weighted comparison rows (one per wins_a / wins_b / ties count)")
     dropped = pd.Series(drop[~pd.isna(drop)], dtype=object).value_counts()
     report = ReadReport(
-        source=", ".join(p[1] for p in parts),
+        source=names,
         format="+".join(dict.fromkeys(formats)),
-        rows_read=sum(len(p[0]) for p in parts),
+        rows_read=rows_read,
         rows_kept=len(out),
         dropped={str(k): int(v) for k, v in dropped.items()},
         notes=tuple(dict.fromkeys(notes)),

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._errors import describe_bad, nonnegative_column, where
+from evalkit.io.formats import CANONICAL_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS  # noqa: F401
 
 __all__ = [
     "REQUIRED_COLUMNS",
@@ -36,9 +37,6 @@ __all__ = [
     "validate_comparisons",
 ]
 
-REQUIRED_COLUMNS: tuple[str, ...] = ("player_a", "player_b", "outcome", "weight")
-OPTIONAL_COLUMNS: tuple[str, ...] = ("item", "task", "judge", "budget", "source", "line")
-CANONICAL_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 
 _STR_COLUMNS = ("player_a", "player_b", "item", "task", "judge", "source")
 

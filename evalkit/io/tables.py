@@ -33,12 +33,12 @@ from evalkit.io._common import (
     require_columns,
 )
 from evalkit.io._files import LINE
+from evalkit.io.formats import LEFT_RIGHT_WINNERS, check_column_keys  # noqa: F401 - re-exported
 from evalkit.io.schema import CANONICAL_COLUMNS
 
 __all__ = ["LEFT_RIGHT_WINNERS", "OutcomeMap", "convert_left_right", "convert_canonical",
            "convert_columns", "check_column_keys"]
 
-LEFT_RIGHT_WINNERS: dict[str, float] = {"left": 1.0, "right": 0.0, "tie": 0.5}
 
 OutcomeMap = Mapping[object, float] | Callable[[pd.Series], pd.Series]
 
@@ -93,16 +93,6 @@ def _outcome(
         return out, missing
     out = map_labels(values, outcome_map, column=column, source=source, lines=lines, skip=missing)
     return out, missing
-
-
-def check_column_keys(columns: Mapping[str, str] | None, constants: Mapping[str, object] | None) -> None:
-    """Raise a ValueError when a ``columns`` / ``constants`` key is not a canonical column."""
-    unknown = [k for k in list(columns or {}) + list(constants or {}) if k not in CANONICAL_COLUMNS]
-    if unknown:
-        raise ValueError(
-            f"columns/constants keys must be canonical column names {list(CANONICAL_COLUMNS)}; "
-            f"got {unknown}."
-        )
 
 
 def convert_columns(

@@ -80,13 +80,42 @@ def validate_traces(
         that decreases within a session. Messages name the column, the offending values and
         the first line.
     """
+    _check_options(frame, missing_score=missing_score, order=order)
+    src = f" in {source}" if source else ""
+    _check_shape(frame, src)
+    out = frame.copy()
+    out.index = pd.RangeIndex(len(out))
+    if "task" not in out.columns:
+        out["task"] = "all"
+    lines = _lines(out)
+    _canonical_ids(out, src, lines)
+    _numeric_columns(out, src, lines)
+    nan_score = np.isnan(out["score"].to_numpy())
+    if nan_score.any():
+        out = _drop_unscored(out, nan_score, missing_score=missing_score, src=src, lines=lines)
+        lines = _lines(out)
+    if order == "check":
+        _check_cumulative(out, src, lines)
+    return _canonical_order(out)
+
+
+def _lines(out: pd.DataFrame) -> np.ndarray | None:
+    """The ``line`` column as an array, or None when the table has none."""
+    return out["line"].to_numpy() if "line" in out.columns else None
+
+
+def _check_options(frame: object, *, missing_score: str, order: str) -> None:
+    """Reject a non-DataFrame input and unknown option values."""
     if not isinstance(frame, pd.DataFrame):
         raise ValueError(f"traces must be a pandas DataFrame; got {type(frame).__name__}.")
     if missing_score not in ("raise", "drop"):
         raise ValueError(f"missing_score must be 'raise' or 'drop'; got {missing_score!r}.")
     if order not in ("check", "sort"):
         raise ValueError(f"order must be 'check' or 'sort'; got {order!r}.")
-    src = f" in {source}" if source else ""
+
+
+def _check_shape(frame: pd.DataFrame, src: str) -> None:
+    """Require the columns ``system, session, budget, score`` and at least one row."""
     required = ("system", "session", "budget", "score")
     missing = [c for c in required if c not in frame.columns]
     if missing:
@@ -97,12 +126,10 @@ def validate_traces(
         )
     if len(frame) == 0:
         raise ValueError(f"The session table{src} has no rows.")
-    out = frame.copy()
-    out.index = pd.RangeIndex(len(out))
-    if "task" not in out.columns:
-        out["task"] = "all"
-    lines = out["line"].to_numpy() if "line" in out.columns else None
 
+
+def _canonical_ids(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> None:
+    """Turn the id columns (and ``source``) into strings in place; no id may be missing."""
     for col in _ID_COLUMNS + (("source",) if "source" in out.columns else ()):
         out[col] = _to_str(out[col])
     for col in _ID_COLUMNS:
@@ -110,6 +137,9 @@ def validate_traces(
         if bad.any():
             raise ValueError(f"The '{col}' column{src} must not be missing. Got a missing value {where(bad, lines)} instead.")
 
+
+def _numeric_columns(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> None:
+    """Set ``budget`` and ``score`` to floats (a missing score stays NaN) and ``line`` to Int64, in place."""
     budget = nonnegative_column(out, "budget", allowed="a finite cumulative budget >= 0", source=src, lines=lines)
     raw_score = out["score"]
     score = pd.to_numeric(raw_score, errors="coerce").to_numpy(dtype=float)
@@ -124,48 +154,58 @@ def validate_traces(
     out["score"] = score
     if "line" in out.columns:
         out["line"] = pd.to_numeric(out["line"], errors="coerce").astype("Int64")
-    nan_score = np.isnan(score)
-    if nan_score.any():
-        if missing_score == "raise":
-            raise ValueError(
-                f"The 'score' column{src} is missing {where(nan_score, lines)}. Pass "
-                "missing_score='drop' to drop unscored submissions (they are counted)."
-            )
-        key = out["system"] + "/" + out["task"] + "/" + out["session"]
-        empty = sorted(set(key[nan_score]) - set(key[~nan_score]))
-        lost = (
-            f"; {len(empty)} session(s) are left without any submission ({', '.join(empty[:3])}"
-            f"{' ...' if len(empty) > 3 else ''})" if empty else ""
-        )
-        warnings.warn(
-            f"Dropped {int(nan_score.sum())} unscored submission(s){src} "
-            f"({where(nan_score, lines)[3:]}){lost}.",
-            UserWarning,
-            stacklevel=2,
-        )
-        out = out.loc[~nan_score].reset_index(drop=True)
-        if len(out) == 0:
-            raise ValueError(f"The session table{src} has no scored submission.")
-        lines = out["line"].to_numpy() if "line" in out.columns else None
 
+
+def _drop_unscored(
+    out: pd.DataFrame, nan_score: np.ndarray, *, missing_score: str, src: str, lines: np.ndarray | None
+) -> pd.DataFrame:
+    """Raise on unscored submissions, or drop them with a warning that counts them."""
+    if missing_score == "raise":
+        raise ValueError(
+            f"The 'score' column{src} is missing {where(nan_score, lines)}. Pass "
+            "missing_score='drop' to drop unscored submissions (they are counted)."
+        )
+    key = out["system"] + "/" + out["task"] + "/" + out["session"]
+    empty = sorted(set(key[nan_score]) - set(key[~nan_score]))
+    lost = (
+        f"; {len(empty)} session(s) are left without any submission ({', '.join(empty[:3])}"
+        f"{' ...' if len(empty) > 3 else ''})" if empty else ""
+    )
+    warnings.warn(
+        f"Dropped {int(nan_score.sum())} unscored submission(s){src} "
+        f"({where(nan_score, lines)[3:]}){lost}.",
+        UserWarning,
+        stacklevel=3,  # the caller of validate_traces
+    )
+    out = out.loc[~nan_score].reset_index(drop=True)
+    if len(out) == 0:
+        raise ValueError(f"The session table{src} has no scored submission.")
+    return out
+
+
+def _check_cumulative(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> None:
+    """Require the budget to be non-decreasing within each session, in row order."""
     # session codes without building 'system/task/session' strings (memory of 10,000 logs' rows)
     codes = out.groupby(list(_ID_COLUMNS), sort=False).ngroup().to_numpy()
-    if order == "check":
-        pos = np.arange(len(out))
-        order_idx = np.lexsort((pos, codes))
-        b = out["budget"].to_numpy()[order_idx]
-        c = codes[order_idx]
-        drop = np.zeros(len(out), dtype=bool)
-        drop[order_idx[1:]] = (c[1:] == c[:-1]) & (b[1:] < b[:-1])
-        if drop.any():
-            first = int(np.flatnonzero(drop)[0])
-            raise ValueError(
-                f"The 'budget' column{src} must be cumulative (non-decreasing within a session in "
-                f"row order). It decreases {where(drop, lines)}: session "
-                f"{out['session'].iat[first]!r} of system {out['system'].iat[first]!r}, task "
-                f"{out['task'].iat[first]!r}, goes down to {float(out['budget'].iat[first]):g}. Per-call "
-                "usage must be summed first; pass order='sort' if rows are merely shuffled."
-            )
+    pos = np.arange(len(out))
+    order_idx = np.lexsort((pos, codes))
+    b = out["budget"].to_numpy()[order_idx]
+    c = codes[order_idx]
+    drop = np.zeros(len(out), dtype=bool)
+    drop[order_idx[1:]] = (c[1:] == c[:-1]) & (b[1:] < b[:-1])
+    if drop.any():
+        first = int(np.flatnonzero(drop)[0])
+        raise ValueError(
+            f"The 'budget' column{src} must be cumulative (non-decreasing within a session in "
+            f"row order). It decreases {where(drop, lines)}: session "
+            f"{out['session'].iat[first]!r} of system {out['system'].iat[first]!r}, task "
+            f"{out['task'].iat[first]!r}, goes down to {float(out['budget'].iat[first]):g}. Per-call "
+            "usage must be summed first; pass order='sort' if rows are merely shuffled."
+        )
+
+
+def _canonical_order(out: pd.DataFrame) -> pd.DataFrame:
+    """Sort stably by (system, task, session, budget); canonical columns first."""
     out = out.sort_values(["system", "task", "session", "budget"], kind="stable")
     out = out.reset_index(drop=True)
     front = ["system", "task", "session", "budget", "score"] + [c for c in _OPTIONAL if c in out.columns]

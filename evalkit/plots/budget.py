@@ -53,40 +53,15 @@ def plot_elo_curves(
     """
     import matplotlib.pyplot as plt
 
-    from evalkit.budget.slopes import reference_line
-
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 4.5))
     names = list(result.systems if systems is None else systems)
-    curve = result.curve
-    colors: dict[str, Any] = {}
-    for name in names:
-        rows = curve.iloc[result.rows(name)]
-        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=plot_text(name))
-        colors[name] = line.get_color()
-        if bands and np.isfinite(rows["ci_low"]).any():
-            ax.fill_between(rows["budget"], rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
+    colors = _draw_curves(ax, result, names, bands=bands)
     if reference:
-        drawn = set()
-        for name in names:
-            b0 = result.anchors[name]
-            if b0 in drawn:
-                continue
-            drawn.add(b0)
-            ax.plot(result.budgets, reference_line(result.budgets, b0=b0), ls="--", color="0.4", lw=1,
-                    label="400 Elo / decade (repeated sampling)" if len(drawn) == 1 else None)
+        _draw_references(ax, result, names)
     if inflection is not None:
         items = [inflection] if not isinstance(inflection, Sequence) else list(inflection)
-        for inf in items:
-            if not np.isfinite(inf.b_inf) or inf.system not in colors:
-                continue
-            rows = curve.iloc[result.rows(inf.system)]
-            y = float(np.interp(np.log10(inf.b_inf), np.log10(rows["budget"]), rows["elo"]))
-            ax.axvline(inf.b_inf, color=colors[inf.system], ls=":", lw=1)
-            lo = inf.ci_low if inf.ci_low > 0 else result.budgets[0]
-            ax.errorbar([inf.b_inf], [y], xerr=[[max(inf.b_inf - lo, 0.0)], [max(inf.ci_high - inf.b_inf, 0.0)]],
-                        fmt="D", color=colors[inf.system], ms=7, capsize=3,
-                        label=f"b_inf {plot_text(inf.system)} = {inf.b_inf:.3g}")
+        _mark_inflections(ax, result, items, colors)
     ax.set_xscale("log")
     ax.set_xlabel("budget (log scale)")
     ax.set_ylabel(f"{'self' if result.mode == 'self' else 'joint'}-Elo (first checkpoint = 1000)")
@@ -95,6 +70,48 @@ def plot_elo_curves(
     ax.grid(True, which="major", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left")
     return ax
+
+
+def _draw_curves(ax: Axes, result: CurveResult, names: list[str], *, bands: bool) -> dict[str, Any]:
+    """One line (and band) per system; returns each system's colour."""
+    colors: dict[str, Any] = {}
+    for name in names:
+        rows = result.curve.iloc[result.rows(name)]
+        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=plot_text(name))
+        colors[name] = line.get_color()
+        if bands and np.isfinite(rows["ci_low"]).any():
+            ax.fill_between(rows["budget"], rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
+    return colors
+
+
+def _draw_references(ax: Axes, result: CurveResult, names: list[str]) -> None:
+    """The 400-per-decade reference from each distinct anchor budget (one legend entry)."""
+    from evalkit.budget.slopes import reference_line
+
+    drawn = set()
+    for name in names:
+        b0 = result.anchors[name]
+        if b0 in drawn:
+            continue
+        drawn.add(b0)
+        ax.plot(result.budgets, reference_line(result.budgets, b0=b0), ls="--", color="0.4", lw=1,
+                label="400 Elo / decade (repeated sampling)" if len(drawn) == 1 else None)
+
+
+def _mark_inflections(
+    ax: Axes, result: CurveResult, items: list[InflectionResult], colors: dict[str, Any]
+) -> None:
+    """Each finite ``b_inf`` of a drawn system: a vertical line and a marker with its interval."""
+    for inf in items:
+        if not np.isfinite(inf.b_inf) or inf.system not in colors:
+            continue
+        rows = result.curve.iloc[result.rows(inf.system)]
+        y = float(np.interp(np.log10(inf.b_inf), np.log10(rows["budget"]), rows["elo"]))
+        ax.axvline(inf.b_inf, color=colors[inf.system], ls=":", lw=1)
+        lo = inf.ci_low if inf.ci_low > 0 else result.budgets[0]
+        ax.errorbar([inf.b_inf], [y], xerr=[[max(inf.b_inf - lo, 0.0)], [max(inf.ci_high - inf.b_inf, 0.0)]],
+                    fmt="D", color=colors[inf.system], ms=7, capsize=3,
+                    label=f"b_inf {plot_text(inf.system)} = {inf.b_inf:.3g}")
 
 
 def plot_local_slopes(inflection: InflectionResult, *, ax: Axes | None = None) -> Axes:

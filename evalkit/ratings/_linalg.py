@@ -1,18 +1,27 @@
-"""Dense linear algebra shared by the rating fits: pair Laplacians and centred solves."""
+"""Dense linear algebra shared by the rating fits: pair Laplacians and centred solves.
+
+scipy.sparse is imported only by the large-problem paths (>= 200 players).
+"""
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix, diags, issparse
-from scipy.sparse.linalg import cg
 
-__all__ = ["pair_gradient", "laplacian", "sparse_laplacian", "information_matrix", "dense", "solve_centred", "solve_laplacian", "pinv_centred"]
+__all__ = ["is_sparse", "pair_gradient", "laplacian", "sparse_laplacian", "information_matrix", "dense", "solve_centred", "solve_laplacian", "pinv_centred"]
 
 # From this many players on, Newton steps use conjugate gradients on the sparse Laplacian.
 _CG_MIN_PLAYERS = 200
 # From this many players on, a fit keeps its information matrix sparse (CSR): 10,000 players
 # would need 800 MB dense, while a Laplacian has one entry per compared pair.
 SPARSE_MIN_PLAYERS = 2000
+
+
+def is_sparse(mat: object) -> bool:
+    """Whether ``mat`` is a scipy sparse matrix (without importing scipy when it is not loaded)."""
+    import sys
+
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(mat)
 
 
 def pair_gradient(i: np.ndarray, j: np.ndarray, r: np.ndarray, n: int) -> np.ndarray:
@@ -22,6 +31,8 @@ def pair_gradient(i: np.ndarray, j: np.ndarray, r: np.ndarray, n: int) -> np.nda
 
 def sparse_laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0):
     """``sum_k w_k (e_i - e_j)(e_i - e_j)^T + ridge I`` as a sparse CSR ``n x n`` matrix."""
+    from scipy.sparse import coo_matrix
+
     deg = np.bincount(i, weights=w, minlength=n) + np.bincount(j, weights=w, minlength=n) + ridge
     rows = np.concatenate([i, j, np.arange(n)])
     cols = np.concatenate([j, i, np.arange(n)])
@@ -41,7 +52,7 @@ def information_matrix(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, r
 
 def dense(mat) -> np.ndarray:
     """A dense copy-free view of ``mat`` (densified when it is a sparse matrix)."""
-    return mat.toarray() if issparse(mat) else mat
+    return mat.toarray() if is_sparse(mat) else mat
 
 
 def laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int) -> np.ndarray:
@@ -97,6 +108,9 @@ def solve_laplacian(
     dense solve if CG does not converge.
     """
     if n >= _CG_MIN_PLAYERS:
+        from scipy.sparse import diags
+        from scipy.sparse.linalg import cg
+
         mat = sparse_laplacian(i, j, w, n, ridge=ridge)
         deg = mat.diagonal()
         if np.all(deg > 0):

@@ -19,25 +19,25 @@ components for the replicates that fail it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from evalkit._progress import ProgressFn, tick
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.counts import ComparisonCounts
+from evalkit.ratings._batched import batched_newton
 from evalkit.ratings._linalg import dense, pinv_centred
+from evalkit.ratings._resample import _MAX_CELLS, resampling_units
 from evalkit.ratings.bt import BTFit, TiesMode, fit_bt
-from evalkit.ratings.counts import PairCounts, aggregate, as_cells, encode_players, split_outcomes
+from evalkit.ratings.counts import PairCounts, aggregate, as_cells
 from evalkit.ratings.elo import theta_to_elo
 from evalkit.ratings.existence import divergent_models, exists_batch
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = ["BTBootstrap", "bootstrap_bt"]
-
-_MAX_CELLS = 4_000_000  # floats per batch array (b * n_pairs)
-
 
 @dataclass(frozen=True)
 class BTBootstrap:
@@ -102,114 +102,6 @@ class BTBootstrap:
         return lo, hi
 
 
-class _Draws:
-    """How a replicate resamples: a multinomial over the units with ``n`` draws.
-
-    Rows: the units are the cells, drawn with probability ``weight / W`` and ``n = round(W)``
-    draws (``W`` the total weight; frequency weights, so a cell of weight 3 is three rows);
-    each draw adds ``W / n`` times the cell's per-comparison counts (exactly 1 for integer
-    weights; for non-integer weights the replicate keeps the total weight ``W``).
-    Clusters: ``G`` draws, each cluster with probability ``1 / G``, adding its summed counts.
-    """
-
-    def __init__(self, probs: np.ndarray, n: int, scale: float) -> None:
-        self.probs, self.n, self.scale = probs, n, scale
-
-    def __call__(self, gen: np.random.Generator, size: int) -> np.ndarray:
-        draws = gen.multinomial(self.n, self.probs, size=size).astype(float)
-        if self.scale != 1.0:
-            draws *= self.scale
-        return draws
-
-
-def _units(
-    frame: pd.DataFrame, fit: BTFit, cluster: str | None
-) -> tuple[_UnitSums, _Draws]:
-    """Resampling units (cells, or clusters) as pair sums, and how a replicate draws them."""
-    players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
-    if players != fit.players:
-        raise ValueError("'fit' was made on other players than the frame's; refit on this frame.")
-    c = fit.counts
-    n = len(players)
-    weight = frame["weight"].to_numpy(float)
-    win, loss, tie = split_outcomes(frame["outcome"].to_numpy(float), np.ones(len(weight)))
-    swap = a > b
-    key = np.where(swap, b, a) * n + np.where(swap, a, b)
-    pidx = np.searchsorted(c.i * n + c.j, key)
-    wi, wj = np.where(swap, loss, win), np.where(swap, win, loss)
-    k = len(c.i)
-    if cluster is None:
-        total = float(weight.sum())
-        draws_n = max(1, int(round(total)))
-        rows = np.arange(len(weight))
-        return _sums(rows, pidx, (wi, wj, tie), k), _Draws(weight / total, draws_n, total / draws_n)
-    if cluster not in frame.columns:
-        raise ValueError(
-            f"The cluster column {cluster!r} is not in the frame; it has {list(frame.columns)}."
-        )
-    col = frame[cluster]
-    if col.isna().any():
-        bad = col.isna().to_numpy()
-        raise ValueError(
-            f"The cluster column {cluster!r} is missing in {int(bad.sum())} rows (first at row "
-            f"{int(np.argmax(bad)) + 1}); every row needs a cluster to resample clusters."
-        )
-    unit = pd.factorize(col.astype(str), sort=True)[0]
-    n_units = int(unit.max()) + 1
-    # one entry per (cluster, statistic): merge the cells of a cluster first
-    merged = (
-        coo_matrix(
-            (
-                np.concatenate([wi * weight, wj * weight, tie * weight]),
-                (np.tile(unit, 3), np.concatenate([pidx, pidx + k, pidx + 2 * k])),
-            ),
-            shape=(n_units, 3 * k),
-        )
-        .tocsr()
-        .tocoo()
-    )
-    sums = _UnitSums(merged.col.astype(np.int64), merged.row.astype(np.int64), merged.data, 3 * k)
-    return sums, _Draws(np.full(n_units, 1.0 / n_units), n_units, 1.0)
-
-
-class _UnitSums:
-    """Replicate sums of unit contributions, ``(b, U) -> (b, 3K)``, without a sparse product.
-
-    Each nonzero contribution (unit ``u`` adds ``value`` to statistic ``stat`` in
-    ``0..3K-1``: wins_i, wins_j, ties per pair) is an entry; entries are sorted by
-    statistic so that one gather and one ``np.add.reduceat`` give all sums.
-    """
-
-    def __init__(self, stat: np.ndarray, unit: np.ndarray, value: np.ndarray, n_stats: int) -> None:
-        keep = value != 0
-        order = np.argsort(stat[keep], kind="stable")
-        self.unit = unit[keep][order]
-        self.value = value[keep][order]
-        self.ones = bool(np.all(self.value == 1.0))
-        stat = stat[keep][order]
-        self.starts = np.searchsorted(stat, np.arange(n_stats))
-        self.empty = self.starts == np.append(self.starts[1:], len(stat))
-        self.starts = np.minimum(self.starts, max(len(stat) - 1, 0))
-
-    def __call__(self, draws: np.ndarray) -> np.ndarray:
-        # a few replicates at a time: the gathered (replicates x entries) block stays ~_MAX_CELLS
-        step = max(1, _MAX_CELLS // max(len(self.unit), 1))
-        out = np.empty((draws.shape[0], len(self.starts)))
-        for lo in range(0, draws.shape[0], step):
-            picked = draws[lo:lo + step, self.unit]
-            if not self.ones:
-                picked *= self.value
-            out[lo:lo + step] = np.add.reduceat(picked, self.starts, axis=1)
-        out[:, self.empty] = 0.0
-        return out
-
-
-def _sums(rows: np.ndarray, cols: np.ndarray, vals: tuple, k: int) -> _UnitSums:
-    """:class:`_UnitSums` for units ``rows`` adding ``vals`` (wins_i, wins_j, ties) to pairs ``cols``."""
-    stat = np.concatenate([cols, cols + k, cols + 2 * k])
-    return _UnitSums(stat, np.tile(rows, 3), np.concatenate(vals), 3 * k)
-
-
 def _backbone(c: PairCounts, ties: str, per_player: int = 4) -> np.ndarray:
     """Pairs most likely to stay two-way in a replicate: each player's ``per_player`` best.
 
@@ -234,6 +126,9 @@ def _replicates_exist(c: PairCounts, backbone: np.ndarray, wi, wj, tt, ties: str
     connect all players, the beat-or-tie graph is strongly connected. Replicates failing
     it get the full strongly-connected-components check.
     """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     b, n = wi.shape[0], c.n_players
     tie = tt[:, backbone] > 0 if ties != "drop" else False
     two_way = ((wi[:, backbone] > 0) | tie) & ((wj[:, backbone] > 0) | tie)
@@ -248,59 +143,6 @@ def _replicates_exist(c: PairCounts, backbone: np.ndarray, wi, wj, tt, ties: str
         idx = np.flatnonzero(~ok)
         ok[idx] = exists_batch(c.i, c.j, wi[idx], wj[idx], tt[idx], n, tie_edges=ties != "drop")
     return ok
-
-
-def _incidence(i: np.ndarray, j: np.ndarray, n: int):
-    """Sparse ``n x K`` matrix with ``+1`` at ``(i_k, k)`` and ``-1`` at ``(j_k, k)``."""
-    k = len(i)
-    return coo_matrix(
-        (
-            np.concatenate([np.ones(k), -np.ones(k)]),
-            (np.concatenate([i, j]), np.tile(np.arange(k), 2)),
-        ),
-        shape=(n, k),
-    ).tocsr()
-
-
-def _batched_newton(i, j, w, lo, theta0, h_inv0, l2, tol, max_iter):
-    """Quasi-Newton for ``b`` BT fits at once (``w``, ``lo``: ``(b, K)`` wins of i / j).
-
-    Every step uses the full-data inverse information ``h_inv0`` (the chord method):
-    replicates start at the full-data estimate ``theta0`` and are close to it, so the
-    steps contract fast, and one factorisation serves all replicates. The chord
-    iteration is a contraction; Anderson mixing of depth 1 (per replicate) roughly
-    halves the number of steps. Returns theta and a converged mask (the caller refits
-    the others with the damped single solver).
-    """
-    b = w.shape[0]
-    inc = _incidence(i, j, theta0.shape[0])
-    x = np.tile(theta0, (b, 1))
-    tot = w + lo
-    done = np.zeros(b, dtype=bool)
-    prev_x = prev_f = None
-    for _ in range(max_iter):
-        q = x[:, i]  # in place: d -> p = 1 / (1 + exp(-d)) -> residual w - tot * p
-        q -= x[:, j]
-        np.negative(q, out=q)
-        with np.errstate(over="ignore"):
-            np.exp(q, out=q)
-        q += 1.0
-        np.reciprocal(q, out=q)
-        q *= tot
-        np.subtract(w, q, out=q)
-        f = ((inc @ q.T).T - l2 * x) @ h_inv0  # chord step: G(x) - x
-        done = np.max(np.abs(f), axis=1) < tol
-        if done.all():
-            break
-        new = x + f
-        if prev_f is not None:
-            df = f - prev_f
-            denom = np.einsum("bn,bn->b", df, df)
-            gamma = np.divide(np.einsum("bn,bn->b", f, df), denom, out=np.zeros(b), where=denom > 0)
-            new -= gamma[:, None] * (new - (prev_x + prev_f))
-        prev_x, prev_f = x, f
-        x = new
-    return x, done & np.isfinite(x).all(axis=1)
 
 
 def bootstrap_bt(
@@ -349,72 +191,59 @@ def bootstrap_bt(
     if int(n_boot) != n_boot or n_boot < 1:
         raise ValueError(f"'n_boot' must be a positive integer; got {n_boot!r}.")
     cells = as_cells(frame, cluster=cluster)
-    frame = cells.cells
     gen = as_generator(rng)
     if fit is None:
         fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
-    ties, l2 = fit.ties, fit.l2
-    sums, draw = _units(frame, fit, cluster)
+    sums, draw = resampling_units(cells.cells, fit, cluster)
     c = fit.counts
     n, k = len(c.players), len(c.i)
-    h_inv0 = (
-        pinv_centred(dense(fit.information)[:n, :n], n, singular=l2 == 0) if ties != "davidson" else None
-    )
+    h_inv0 = (pinv_centred(dense(fit.information)[:n, :n], n, singular=fit.l2 == 0)
+              if fit.ties != "davidson" else None)
     batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
+    backbone = _backbone(c, fit.ties) if fit.l2 == 0 else None
     thetas, n_bad = [], 0
-    backbone = _backbone(c, ties) if l2 == 0 else None
-    never_lose = np.zeros(n, dtype=np.int64)
-    never_win = np.zeros(n, dtype=np.int64)
+    never = np.zeros((2, n), dtype=np.int64)  # never_lose, never_win counts per model
     tick(progress, "bootstrap", 0, n_boot)
     for start in range(0, n_boot, batch):
         size = min(batch, n_boot - start)
-        draws = draw(gen, size)  # (size, units): multinomial counts of cells or clusters
-        stats = sums(draws)  # (size, 3K)
+        stats = sums(draw(gen, size))  # (size, 3K) pair sums of the multinomial unit counts
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
-        ok = np.ones(size, dtype=bool)
-        if l2 == 0:
-            ok = _replicates_exist(c, backbone, wi, wj, tt, ties)
-        for r in np.flatnonzero(~ok):
-            lose, win = divergent_models(
-                PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r]), ties=ties
-            )
-            never_lose[lose] += 1
-            never_win[win] += 1
+        ok = np.ones(size, dtype=bool) if fit.l2 else _replicates_exist(c, backbone, wi, wj, tt, fit.ties)
+        _count_divergent(c, wi[~ok], wj[~ok], tt[~ok], fit.ties, never)
         n_bad += int((~ok).sum())
-        if not ok.any():
-            continue
-        wi, wj, tt = wi[ok], wj[ok], tt[ok]
-        if ties == "davidson":
-            th = np.array(
-                [
-                    fit_bt(
-                        PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r]),
-                        ties=ties,
-                        l2=l2,
-                        check=False,
-                        init=fit.theta,
-                    ).theta
-                    for r in range(len(wi))
-                ]
-            )
-        else:
-            half = 0.5 * tt if ties == "half" else 0.0
-            th, conv = _batched_newton(
-                c.i, c.j, wi + half, wj + half, fit.theta, h_inv0, l2, tol, max_iter
-            )
-            for r in np.flatnonzero(~conv):  # rare: refit with the damped single solver
-                rep = PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r])
-                th[r] = fit_bt(rep, ties=ties, l2=l2, check=False).theta
-        thetas.append(th)
+        if ok.any():
+            thetas.append(_fit_replicates(fit, wi[ok], wj[ok], tt[ok], h_inv0, tol=tol, max_iter=max_iter))
         tick(progress, "bootstrap", start + size, n_boot)
     theta = np.concatenate(thetas) if thetas else np.zeros((0, n))
-    return BTBootstrap(
-        fit=fit,
-        theta=theta,
-        n_boot=int(n_boot),
-        n_degenerate=n_bad,
-        never_lose=never_lose,
-        never_win=never_win,
-        unit="comparison" if cluster is None else cluster,
-        n_units=draw.n,
-    )
+    return BTBootstrap(fit=fit, theta=theta, n_boot=int(n_boot), n_degenerate=n_bad, never_lose=never[0],
+                       never_win=never[1], unit="comparison" if cluster is None else cluster, n_units=draw.n)
+
+
+def _count_divergent(c: PairCounts, wi: np.ndarray, wj: np.ndarray, tt: np.ndarray, ties: str,
+                     never: np.ndarray) -> None:
+    """Add the models that never lose (``never[0]``) or never win (``never[1]``) in each of
+    these replicates (the ones without a finite estimate)."""
+    for r in range(len(wi)):
+        lose, win = divergent_models(PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r]), ties=ties)
+        never[0, lose] += 1
+        never[1, win] += 1
+
+
+def _fit_replicates(fit: BTFit, wi: np.ndarray, wj: np.ndarray, tt: np.ndarray, h_inv0: np.ndarray | None,
+                    *, tol: float, max_iter: int) -> np.ndarray:
+    """Strengths of replicates with a finite estimate, ``(b, n)``: the batched chord iteration
+    (Davidson ties: one warm-started fit each); the rare replicate it does not converge is
+    refitted by the damped single solver."""
+    c = fit.counts
+
+    def single(r: int, **kw) -> np.ndarray:
+        rep = PairCounts(c.players, c.i, c.j, wi[r], wj[r], tt[r])
+        return fit_bt(rep, ties=fit.ties, l2=fit.l2, check=False, **kw).theta
+
+    if fit.ties == "davidson":
+        return np.array([single(r, init=fit.theta) for r in range(len(wi))])
+    half = 0.5 * tt if fit.ties == "half" else 0.0
+    th, conv = batched_newton(c.i, c.j, wi + half, wj + half, fit.theta, h_inv0, fit.l2, tol, max_iter)
+    for r in np.flatnonzero(~conv):
+        th[r] = single(r)
+    return th

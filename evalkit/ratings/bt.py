@@ -16,16 +16,18 @@ on the sparse Laplacian above).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.special import expit, log_expit, logit
 
+from evalkit._special import expit, log_expit, logit
 from evalkit.ratings._linalg import information_matrix, pair_gradient, solve_laplacian
 from evalkit.ratings.counts import PairCounts
 from evalkit.ratings.existence import check_existence
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BTFit", "fit_bt"]
 
@@ -196,6 +198,59 @@ def _choix_bt(
     return theta - theta.mean(), -1, True
 
 
+def _check_fit_options(counts: PairCounts, *, ties: str, solver: str, l2: float, check: bool,
+                       init: ArrayLike | None) -> np.ndarray | None:
+    """Raise a ValueError for an option :func:`fit_bt` does not accept (or ratings that do not
+    exist, when checked); return ``init`` as an array."""
+    if ties not in _TIES:
+        raise ValueError(f"'ties' must be one of {_TIES}; got {ties!r}.")
+    if solver not in _SOLVERS:
+        raise ValueError(f"'solver' must be one of {_SOLVERS}; got {solver!r}.")
+    if not np.isfinite(l2) or l2 < 0:
+        raise ValueError(f"'l2' must be a finite number >= 0; got {l2!r}.")
+    if not isinstance(counts, PairCounts):
+        raise ValueError(
+            f"'counts' must be a PairCounts (see evalkit.ratings.aggregate); got {type(counts).__name__}."
+        )
+    n = counts.n_players
+    if n < 2 or (check and l2 == 0):
+        check_existence(counts, ties=ties)
+    if init is not None:
+        init = np.asarray(init, dtype=float)
+        if init.shape != (n,):
+            raise ValueError(
+                f"'init' must have one value per player ({n}); got shape {init.shape}."
+            )
+    if ties == "davidson" and solver != "newton":
+        raise ValueError("solver='choix' has no Davidson tie model; use solver='newton'.")
+    if solver == "choix" and l2:
+        raise ValueError(
+            "solver='choix' fits maximum likelihood only; use l2=0 or solver='newton'."
+        )
+    return init
+
+
+def _fit_logistic(counts: PairCounts, ties: str, l2: float, tol: float, max_iter: int, init: np.ndarray | None,
+                  solver: str) -> tuple:
+    """Ties "half" / "drop": ``(theta, n_iter, converged, information, loglik, gradient)`` by
+    Newton, or by choix (then judged converged by the gradient: choix reports no diagnostics)."""
+    n = counts.n_players
+    if solver == "choix":
+        theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
+        i, j, w, lo = bt_data(counts, ties)
+        p = expit(theta[i] - theta[j])
+        info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
+    else:
+        theta, n_iter, converged, info = _newton_bt(counts, ties, l2, tol, max_iter, init)
+    i, j, w, lo = bt_data(counts, ties)
+    loglik = _bt_loglik(theta, i, j, w, lo)
+    p = expit(theta[i] - theta[j])
+    grad = pair_gradient(i, j, w - (w + lo) * p, n) - l2 * theta
+    if solver == "choix":
+        converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
+    return theta, n_iter, converged, info, loglik, grad
+
+
 def fit_bt(
     counts: PairCounts,
     *,
@@ -244,52 +299,16 @@ def fit_bt(
         On an unknown option, a negative ``l2``, fewer than two players, or ratings that
         do not exist (the message names the models and the remedies).
     """
-    if ties not in _TIES:
-        raise ValueError(f"'ties' must be one of {_TIES}; got {ties!r}.")
-    if solver not in _SOLVERS:
-        raise ValueError(f"'solver' must be one of {_SOLVERS}; got {solver!r}.")
-    if not np.isfinite(l2) or l2 < 0:
-        raise ValueError(f"'l2' must be a finite number >= 0; got {l2!r}.")
-    if not isinstance(counts, PairCounts):
-        raise ValueError(
-            f"'counts' must be a PairCounts (see evalkit.ratings.aggregate); got {type(counts).__name__}."
-        )
-    n = counts.n_players
-    if n < 2 or (check and l2 == 0):
-        check_existence(counts, ties=ties)
-    if init is not None:
-        init = np.asarray(init, dtype=float)
-        if init.shape != (n,):
-            raise ValueError(
-                f"'init' must have one value per player ({n}); got shape {init.shape}."
-            )
+    init = _check_fit_options(counts, ties=ties, solver=solver, l2=l2, check=check, init=init)
     tie_param = None
     if ties == "davidson":
-        if solver != "newton":
-            raise ValueError("solver='choix' has no Davidson tie model; use solver='newton'.")
         from evalkit.ratings.davidson import newton_davidson
 
         theta, n_iter, converged, info, tie_param, loglik, grad = newton_davidson(
             counts, l2=l2, tol=tol, max_iter=max_iter, init=init
         )
     else:
-        if solver == "choix":
-            if l2:
-                raise ValueError(
-                    "solver='choix' fits maximum likelihood only; use l2=0 or solver='newton'."
-                )
-            theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
-            i, j, w, lo = bt_data(counts, ties)
-            p = expit(theta[i] - theta[j])
-            info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
-        else:
-            theta, n_iter, converged, info = _newton_bt(counts, ties, l2, tol, max_iter, init)
-        i, j, w, lo = bt_data(counts, ties)
-        loglik = _bt_loglik(theta, i, j, w, lo)
-        p = expit(theta[i] - theta[j])
-        grad = pair_gradient(i, j, w - (w + lo) * p, n) - l2 * theta
-        if solver == "choix":  # choix reports no diagnostics: judge by the gradient
-            converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
+        theta, n_iter, converged, info, loglik, grad = _fit_logistic(counts, ties, l2, tol, max_iter, init, solver)
     return BTFit(
         theta=theta,
         players=counts.players,

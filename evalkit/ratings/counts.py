@@ -7,14 +7,17 @@ a million comparisons among 100 models is a fit on at most 4,950 pairs.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
-from evalkit.io.counts import ComparisonCounts, cells_from_frame
-from evalkit.io.schema import validate_comparisons
+from evalkit.io.counts import ComparisonCounts
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["PairCounts", "aggregate", "as_cells", "encode_players"]
 
@@ -178,6 +181,10 @@ def encode_players(
     a, b : numpy.ndarray of int64
         Codes of ``player_a`` and ``player_b`` into ``players`` (-1 for a missing name).
     """
+    if "pandas" not in sys.modules:  # the DuckDB fast path: a few thousand cells, a dict
+        return _encode_numpy(player_a, player_b)
+    import pandas as pd
+
     code_a, names_a = pd.factorize(
         pd.Series(player_a) if not isinstance(player_a, pd.Series) else player_a
     )
@@ -193,6 +200,16 @@ def encode_players(
     return players, map_a[code_a], map_b[code_b]
 
 
+def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``)."""
+    a = list(map(str, np.asarray(player_a, dtype=object).tolist()))
+    b = list(map(str, np.asarray(player_b, dtype=object).tolist()))
+    players = tuple(sorted(set(a) | set(b)))
+    pos = {p: k for k, p in enumerate(players)}
+    return (players, np.array(list(map(pos.__getitem__, a)), dtype=np.int64),
+            np.array(list(map(pos.__getitem__, b)), dtype=np.int64))
+
+
 def _fast_columns(frame: pd.DataFrame) -> tuple | None:
     """Codes, outcome and weight of a frame that is already valid with string players, else None.
 
@@ -200,6 +217,8 @@ def _fast_columns(frame: pd.DataFrame) -> tuple | None:
     codes, without converting every row; any doubt returns None (then the full gate runs
     and raises its error).
     """
+    import pandas as pd
+
     if not isinstance(frame, pd.DataFrame) or len(frame) == 0:
         return None
     if any(c not in frame.columns for c in ("player_a", "player_b", "outcome")):
@@ -248,6 +267,9 @@ def as_cells(data: pd.DataFrame | ComparisonCounts, *, cluster: str | None = Non
             f"These counts were aggregated without the cluster column {cluster!r} (their cluster is "
             f"{data.cluster!r}); aggregate again with cluster={cluster!r}."
         )
+    from evalkit.io.counts import cells_from_frame
+    from evalkit.io.schema import validate_comparisons
+
     return cells_from_frame(validate_comparisons(data), cluster=cluster)
 
 
@@ -282,13 +304,18 @@ def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) 
     >>> c.players, c.wins_i.tolist(), c.wins_j.tolist(), c.ties.tolist()
     (('x', 'y'), [1.0], [1.0], [1.0])
     """
-    if isinstance(frame, ComparisonCounts):
-        frame, validate = frame.cells, False
-    fast = _fast_columns(frame) if validate else None
+    fast = None
+    if isinstance(frame, ComparisonCounts):  # valid cells, numpy columns
+        players, a, b = encode_players(frame.column("player_a"), frame.column("player_b"))
+        fast = players, a, b, frame.column("outcome").astype(float), frame.column("weight").astype(float)
+    elif validate:
+        fast = _fast_columns(frame)
     if fast is not None:
         players, a, b, outcome, weight = fast
     else:
         if validate:
+            from evalkit.io.schema import validate_comparisons
+
             frame = validate_comparisons(frame)
         players, a, b = encode_players(frame["player_a"], frame["player_b"])
         outcome = frame["outcome"].to_numpy(dtype=float)

@@ -14,14 +14,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
-from scipy.sparse import issparse
-from scipy.special import ndtri
+
+from evalkit._special import norm_ppf
+from evalkit.ratings._linalg import is_sparse
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evalkit.ratings.bt import BTFit
 
-__all__ = ["ELO_SCALE", "theta_to_elo", "elo_table", "parse_anchor", "interval_label"]
+__all__ = ["ELO_SCALE", "theta_to_elo", "elo_intervals", "elo_table", "parse_anchor", "interval_label"]
 
 #: Elo points per unit of natural-log strength, 400 / ln(10).
 ELO_SCALE: float = 400.0 / np.log(10.0)
@@ -90,7 +92,40 @@ def _large(fit: BTFit, se: str, frame, cluster, correction, anchor: int | None) 
 
 def uses_sparse_intervals(fit: BTFit) -> bool:
     """Whether :func:`elo_table` takes the sparse large-problem path (no dense covariance)."""
-    return bool(issparse(fit.information) and fit.l2 == 0 and fit.ties != "davidson")
+    return bool(is_sparse(fit.information) and fit.l2 == 0 and fit.ties != "davidson")
+
+
+def elo_intervals(
+    fit: BTFit,
+    *,
+    base: float = 1000.0,
+    anchor: str | None = None,
+    se: Literal["sandwich", "hessian"] = "sandwich",
+    level: float = 0.95,
+    frame: pd.DataFrame | None = None,
+    cluster: str | None = None,
+    cluster_correction: str = "CR1",
+    cov: np.ndarray | None = None,
+) -> dict[str, np.ndarray]:
+    """The columns of :func:`elo_table` as numpy arrays in fit order: ``theta, elo, se,
+    ci_low, ci_high`` (no pandas; same parameters)."""
+    if not 0 < level < 1:
+        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+    if cov is None and uses_sparse_intervals(fit):
+        var = _large(fit, se, frame, cluster, cluster_correction,
+                     None if anchor is None else _anchor_index(fit.players, anchor))
+    else:
+        if cov is None:
+            cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
+        var = np.diag(cov)
+    if anchor is not None and cov is not None:
+        k = _anchor_index(fit.players, anchor)
+        var = np.diag(cov) + cov[k, k] - 2.0 * cov[:, k]
+        var[k] = 0.0
+    sd = ELO_SCALE * np.sqrt(np.clip(var, 0.0, None))
+    elo = theta_to_elo(fit.theta, fit.players, base=base, anchor=anchor)
+    z = norm_ppf(0.5 + level / 2)
+    return {"theta": fit.theta, "elo": elo, "se": sd, "ci_low": elo - z * sd, "ci_high": elo + z * sd}
 
 
 def elo_table(
@@ -133,31 +168,8 @@ def elo_table(
         interval`` (``se`` in Elo points; ``interval`` says ``"centred"`` or
         ``"difference with <anchor>"``).
     """
-    if not 0 < level < 1:
-        raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
-    n = len(fit.theta)
-    if cov is None and uses_sparse_intervals(fit):
-        var = _large(fit, se, frame, cluster, cluster_correction,
-                     None if anchor is None else _anchor_index(fit.players, anchor))
-    else:
-        if cov is None:
-            cov = fit.covariance(se, frame=frame, cluster=cluster, cluster_correction=cluster_correction)
-        var = np.diag(cov)
-    if anchor is not None and cov is not None:
-        k = _anchor_index(fit.players, anchor)
-        var = np.diag(cov) + cov[k, k] - 2.0 * cov[:, k]
-        var[k] = 0.0
-    sd = ELO_SCALE * np.sqrt(np.clip(var, 0.0, None))
-    elo = theta_to_elo(fit.theta, fit.players, base=base, anchor=anchor)
-    z = float(ndtri(0.5 + level / 2))  # the normal quantile (scipy.stats.norm.ppf; lighter import)
-    return pd.DataFrame(
-        {
-            "model": list(fit.players),
-            "theta": fit.theta,
-            "elo": elo,
-            "se": sd,
-            "ci_low": elo - z * sd,
-            "ci_high": elo + z * sd,
-            "interval": [interval_label(anchor)] * n,
-        }
-    )
+    import pandas as pd
+
+    cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=level, frame=frame, cluster=cluster,
+                         cluster_correction=cluster_correction, cov=cov)
+    return pd.DataFrame({"model": list(fit.players), **cols, "interval": [interval_label(anchor)] * len(fit.theta)})

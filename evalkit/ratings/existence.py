@@ -11,8 +11,6 @@ offending models and says so.
 from __future__ import annotations
 
 import numpy as np
-from scipy.sparse import coo_matrix, csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 from evalkit.ratings.counts import PairCounts
 
@@ -25,6 +23,8 @@ __all__ = [
 ]
 
 _MAX_NAMES = 8
+# Up to this many players a strongly connected graph is confirmed with dense numpy (no scipy import).
+_DENSE_MAX = 500
 
 
 def beat_or_tie_edges(counts: PairCounts, *, ties: str = "half") -> tuple[np.ndarray, np.ndarray]:
@@ -43,6 +43,9 @@ def beat_or_tie_edges(counts: PairCounts, *, ties: str = "half") -> tuple[np.nda
 
 def strong_components(counts: PairCounts, *, ties: str = "half") -> tuple[int, np.ndarray]:
     """Strongly connected components of the beat-or-tie graph (``n_components, labels``)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     n = counts.n_players
     src, dst = beat_or_tie_edges(counts, ties=ties)
     graph = coo_matrix((np.ones(len(src)), (src, dst)), shape=(n, n)).tocsr()
@@ -86,6 +89,9 @@ def exists_batch(
     One strongly-connected-components call on the block-diagonal union of the ``b`` graphs,
     built directly in CSR form (edges ordered by source, no sort).
     """
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     b = wins_i.shape[0]
     tie = ties > 0 if tie_edges else np.zeros(ties.shape, dtype=bool)
     src_e = np.concatenate([i, j])
@@ -100,6 +106,26 @@ def exists_batch(
     graph = csr_matrix((np.ones(len(dst), dtype=np.int8), dst, indptr), shape=(b * n, b * n))
     labels = connected_components(graph, directed=True, connection="strong")[1].reshape(b, n)
     return (labels == labels[:, :1]).all(axis=1)
+
+
+def _strongly_connected_dense(counts: PairCounts, *, ties: str) -> bool:
+    """Whether every player reaches every other in the beat-or-tie graph, by dense boolean
+    reachability from player 0 forwards and backwards (numpy only; for a few hundred players)."""
+    n = counts.n_players
+    src, dst = beat_or_tie_edges(counts, ties=ties)
+    adj = np.zeros((n, n), dtype=bool)
+    adj[src, dst] = True
+    for step in (adj, adj.T):
+        seen = np.zeros(n, dtype=bool)
+        seen[0] = True
+        frontier = seen.copy()
+        while frontier.any():
+            new = step[frontier].any(axis=0) & ~seen
+            seen |= new
+            frontier = new
+        if not seen.all():
+            return False
+    return True
 
 
 def _names(players: tuple[str, ...], idx: np.ndarray) -> str:
@@ -127,6 +153,8 @@ def check_existence(counts: PairCounts, *, ties: str = "half") -> None:
     """
     players = counts.players
     n = len(players)
+    if 2 <= n <= _DENSE_MAX and _strongly_connected_dense(counts, ties=ties):
+        return  # the ratings exist; the sparse graph code below names the models when they do not
     if n < 2:
         raise ValueError(
             f"Ratings need at least two players; got {n} ({list(players)}). "
@@ -146,6 +174,9 @@ def check_existence(counts: PairCounts, *, ties: str = "half") -> None:
             f"Ratings do not exist: {len(absent)} model(s) have no usable comparison "
             f"(ties={ties!r}): {_names(players, absent)}. {remedies}"
         )
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     graph = coo_matrix((np.ones(int(used.sum())), (counts.i[used], counts.j[used])), shape=(n, n))
     n_weak, weak = connected_components(graph.tocsr(), directed=False)
     if n_weak > 1:

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 
 from evalkit._progress import ProgressFn
 from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
-from evalkit.ratings.bootstrap import bootstrap_bt
 from evalkit.ratings.bt import TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
-from evalkit.ratings.elo import elo_table, interval_label, uses_sparse_intervals
-from evalkit.summary import summarize
+from evalkit.ratings.elo import ELO_SCALE, elo_intervals, interval_label, uses_sparse_intervals
+from evalkit.ratings.ranks import fastchat_rank, rank_values
+from evalkit.summary import tally_columns
 
-__all__ = ["LEADERBOARD_COLUMNS", "leaderboard"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["LEADERBOARD_COLUMNS", "Leaderboard", "leaderboard", "leaderboard_columns"]
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -89,27 +92,78 @@ def leaderboard(
         ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
         ``cluster``: ``n_clusters`` and ``cluster_correction``.
     """
+    return leaderboard_columns(
+        frame, ties=ties, l2=l2, base=base, anchor=anchor, interval=interval, level=level, n_boot=n_boot,
+        cluster=cluster, cluster_correction=cluster_correction, rng=rng, progress=progress).to_frame()
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """A leaderboard as numpy columns, best model first (what :func:`leaderboard` tabulates).
+
+    Attributes
+    ----------
+    columns : dict of str to numpy.ndarray
+        :data:`LEADERBOARD_COLUMNS` then ``rank_fastchat, rank_low, rank_high, tie_group``
+        (the last three are None-filled above 300 players).
+    attrs : dict
+        The method record (see :func:`leaderboard`).
+    """
+
+    columns: dict[str, np.ndarray] = field(repr=False)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        """The leaderboard as a DataFrame with ``attrs``."""
+        import pandas as pd
+
+        cols = {k: (list(v) if k == "model" else pd.NA if v.dtype == object else v) for k, v in self.columns.items()}
+        out = pd.DataFrame(cols)
+        out.attrs.update(self.attrs)
+        return out
+
+
+def leaderboard_columns(
+    frame: pd.DataFrame | ComparisonCounts,
+    *,
+    ties: TiesMode = "half",
+    l2: float = 0.0,
+    base: float = 1000.0,
+    anchor: str | None = None,
+    interval: Literal["sandwich", "hessian", "bootstrap"] | None = None,
+    level: float = 0.95,
+    n_boot: int = 1000,
+    cluster: str | None = None,
+    cluster_correction: str = "CR1",
+    rng: RNGLike | None = None,
+    progress: ProgressFn | None = None,
+) -> Leaderboard:
+    """:func:`leaderboard` as numpy columns (same parameters). Counts with discrete outcomes
+    and no cluster are never turned into a DataFrame: their per-pair win / loss / tie counts
+    are sufficient for the fit, both covariances, the tallies and the rank intervals."""
     interval = _check_interval(interval, cluster=cluster, rng=rng)
     cells = as_cells(frame, cluster=cluster)
-    frame = cells.cells
     fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
     se = "hessian" if interval == "hessian" else "sandwich"
     wald_cluster = cluster if interval == "sandwich" else None
+    # the cells as rows only where per-pair counts are not sufficient (a cluster-robust or
+    # continuous-outcome sandwich); a discrete sandwich from the pair counts is the same sum
+    rows = None if wald_cluster is None and cells.discrete() else cells.cells
     # one covariance serves the intervals and the rank intervals (none on the sparse path)
     cov = None if uses_sparse_intervals(fit) else fit.covariance(
-        se, frame=frame, cluster=wald_cluster, cluster_correction=cluster_correction)
-    table = elo_table(fit, base=base, anchor=anchor, se=se, level=level, frame=frame, cluster=wald_cluster,
-                      cluster_correction=cluster_correction, cov=cov)
+        se, frame=rows, cluster=wald_cluster, cluster_correction=cluster_correction)
+    cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=level, frame=rows, cluster=wald_cluster,
+                         cluster_correction=cluster_correction, cov=cov)
     label = interval_label(anchor)
     attrs = {"parametrisation": label, **_fit_attrs(
         fit, ties=ties, level=level, interval=interval, cluster=cluster, n_clusters=cells.n_clusters,
         cluster_correction=cluster_correction)}
     boot = None
     if interval == "bootstrap":
-        boot = bootstrap_bt(cells, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit,
-                            progress=progress)
-        lo, hi = boot.confidence_interval(level, base=base, anchor=anchor)
-        table["ci_low"], table["ci_high"] = lo, hi
+        from evalkit.ratings.bootstrap import bootstrap_bt
+
+        boot = bootstrap_bt(cells, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit, progress=progress)
+        cols["ci_low"], cols["ci_high"] = boot.confidence_interval(level, base=base, anchor=anchor)
         unit = "comparisons" if cluster is None else f"clusters of {cluster!r}"
         attrs["interval"] = f"bootstrap {level:.0%} percentile over {unit}, {label}"
         attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
@@ -117,12 +171,20 @@ def leaderboard(
         robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
                   if cluster is not None and interval == "sandwich" else interval)
         attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
-    out = _tabulate(table, cells)
-    out.attrs.update(attrs)
-    from evalkit.ratings.ranks import rank_columns  # rank intervals and tie groups (issue 12)
+    ranks, attrs["ranks"] = _ranks(fit, boot=boot, cov=cov, se=se, level=level, rng=rng)
+    return Leaderboard(_tabulate(fit.players, cols, cells, ranks), attrs)
 
-    return rank_columns(out, fit, boot=boot, frame=frame, level=level, rng=rng,
-                        se=se, cluster=wald_cluster, cov=cov)
+
+def _ranks(fit, *, boot, cov, se: str, level: float, rng: RNGLike | None) -> tuple[dict | None, str]:
+    """Simultaneous rank columns in fit order: from the bootstrap replicates when there are
+    enough, else 2000 Gaussian draws from ``cov`` (none above 300 players)."""
+    est = ELO_SCALE * fit.theta
+    if boot is not None and len(boot.theta) >= 20:
+        return rank_values(fit.players, est, replicates=ELO_SCALE * boot.theta,
+                           how=f"{len(boot.theta)} bootstrap replicates", level=level)
+    if len(fit.players) > 300 or cov is None:  # no covariance: the sparse path (thousands of players)
+        return rank_values(fit.players, est, level=level)
+    return rank_values(fit.players, est, cov=cov * ELO_SCALE**2, how=se, level=level, rng=rng)
 
 
 def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> str:
@@ -152,10 +214,18 @@ def _fit_attrs(fit, *, ties: str, level: float, interval: str, cluster: str | No
     return attrs
 
 
-def _tabulate(table: pd.DataFrame, cells: ComparisonCounts) -> pd.DataFrame:
-    """Elo table joined with the per-model counts, best model first, ranked."""
-    counts = summarize(cells).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
-    out = table[["model", "elo", "ci_low", "ci_high"]].join(counts, on="model")
-    out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
-    out.insert(0, "rank", np.arange(1, len(out) + 1))
-    return out[list(LEADERBOARD_COLUMNS)]
+def _tabulate(players: tuple[str, ...], elo: dict[str, np.ndarray], cells: ComparisonCounts,
+              ranks: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """Elo columns joined with the per-model tallies and ranks, best model first (ties in
+    Elo by name: the players are sorted by name)."""
+    tally = tally_columns(cells.column("player_a"), cells.column("player_b"), cells.column("outcome"),
+                          cells.column("weight"))
+    order = np.lexsort((np.arange(len(players)), -elo["elo"]))
+    out: dict[str, np.ndarray] = {"rank": np.arange(1, len(players) + 1),
+                                  "model": np.array(players, dtype=object)[order]}
+    out.update({k: elo[k][order] for k in ("elo", "ci_low", "ci_high")})
+    out.update({k: tally[k][order] for k in ("n", "wins", "losses", "ties", "win_rate")})
+    out["rank_fastchat"] = fastchat_rank(out["ci_low"], out["ci_high"])
+    for name in ("rank_low", "rank_high", "tie_group"):
+        out[name] = ranks[name][order] if ranks is not None else np.full(len(players), None, dtype=object)
+    return out

@@ -23,9 +23,7 @@ from scipy.special import expit
 
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import aggregate, encode_players
-from evalkit.ratings.elo import ELO_SCALE
 from evalkit.ratings.existence import check_existence
-from evalkit.ratings.ranks import add_rank_columns
 from evalkit.ratings.style import (
     CovKind,
     StyleFit,
@@ -128,16 +126,11 @@ def position_leaderboard(
     """Position-adjusted Elo leaderboard (``rate --adjust-position``): ``rank, model, elo, ci_low, ci_high``,
     the raw tallies and the rank columns of :func:`evalkit.ratings.ranks.add_rank_columns` (from 2000 seeded
     Gaussian draws of the fit's covariance); ``attrs`` carries the interval description and the position effect."""
-    from evalkit.summary import summarize
+    from evalkit.ratings.style_board import fit_leaderboard
 
     fit = fit_position_bt(frame, kind=kind, cluster=cluster)
-    table = fit.table(base=base, level=level)
-    counts = summarize(validate_comparisons(frame)).set_index("model")[["n", "wins", "losses", "ties", "win_rate"]]
-    out = table.join(counts, on="model")
+    out = fit_leaderboard(fit, frame, base=base, level=level)
     eff = position_effect(fit, level)
-    out.attrs.update(table.attrs, ties="half", converged=fit.converged, n_iter=fit.logit.n_iter,
-                     position=eff.describe(), position_gamma=eff.gamma)
+    out.attrs.update(position=eff.describe(), position_gamma=eff.gamma)
     out.attrs["interval"] = "position-adjusted, " + out.attrs["interval"]
-    n = len(fit.players)
-    return add_rank_columns(out, fit.players, ELO_SCALE * fit.theta, cov=fit.cov[:n, :n] * ELO_SCALE**2,
-                            how=fit.cov_kind, level=level)
+    return out

@@ -19,20 +19,21 @@ Three answers to "which ranks are these ratings compatible with?":
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.ratings.elo import ELO_SCALE
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evalkit.ratings.bootstrap import BTBootstrap
     from evalkit.ratings.bt import BTFit
 
 __all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
-           "rank_columns", "add_rank_columns"]
+           "rank_columns", "add_rank_columns", "rank_values"]
 
 
 def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
@@ -69,9 +70,19 @@ class _PairStats:
         certain = np.where(d_hat > 0, np.inf, np.where(d_hat < 0, -np.inf, 0.0))
         self.t = np.where(self.se > 0, d_hat / safe, certain)
 
-    def max_abs_t(self, pairs: np.ndarray) -> np.ndarray:
-        """Per replicate, max over ``pairs`` (indices into ``iu``/``ju``) of |deviation| / SE."""
+    def max_abs_t(self, pairs: np.ndarray | None = None) -> np.ndarray:
+        """Per replicate, max over ``pairs`` (indices into ``iu``/``ju``; default all) of |deviation| / SE."""
         out = np.zeros(len(self.dev))
+        if pairs is None:  # all pairs, row by row: contiguous slices instead of gathers
+            start = 0
+            for i in range(self.n - 1):
+                stop = start + self.n - 1 - i  # pairs (i, i+1..n-1) are iu/ju[start:stop]
+                block = self.dev[:, i + 1:] - self.dev[:, i:i + 1]
+                np.abs(block, out=block)
+                block /= self.safe[start:stop]
+                out = np.maximum(out, block.max(axis=1))
+                start = stop
+            return out
         step = max(1, _CHUNK // max(len(self.dev), 1))
         for k in range(0, len(pairs), step):
             p = pairs[k:k + step]
@@ -102,7 +113,7 @@ def pairwise_dominance(
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
     ps = _PairStats(estimate, replicates)
-    crit = float(np.quantile(ps.max_abs_t(np.arange(len(ps.iu))), level))
+    crit = float(np.quantile(ps.max_abs_t(), level))
     above = np.zeros((ps.n, ps.n), dtype=bool)
     above[ps.iu, ps.ju] = ps.t > crit
     above[ps.ju, ps.iu] = ps.t < -crit
@@ -188,6 +199,31 @@ def rank_columns(
                             rng=rng, max_players=max_players)
 
 
+def rank_values(
+    players: tuple[str, ...], estimate: np.ndarray, *, replicates: np.ndarray | None = None,
+    cov: np.ndarray | None = None, how: str = "", level: float = 0.95, rng: RNGLike | None = None,
+    max_players: int = 300,
+) -> tuple[dict[str, np.ndarray] | None, str]:
+    """``rank_low, rank_high, tie_group`` in ``players`` order (None above ``max_players``) and
+    the note that says how they were made: the numpy core of :func:`add_rank_columns`."""
+    est = np.asarray(estimate, dtype=float)
+    if len(est) > max_players:
+        return None, (f"simultaneous rank intervals skipped: {len(est)} players > max_players "
+                      f"= {max_players} (the cost grows as players^2 x replicates; call "
+                      "evalkit.ratings.ranks.rank_intervals directly)")
+    if replicates is None:
+        if cov is None:
+            raise ValueError("Pass bootstrap 'replicates' or a covariance 'cov'.")
+        replicates = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
+        how = f"2000 Gaussian draws from the {how + ' ' if how else ''}covariance"
+    above, crit = pairwise_dominance(est, replicates, level=level)
+    cols = {"rank_low": 1 + above.sum(axis=0), "rank_high": len(est) - above.sum(axis=1),
+            "tie_group": tie_groups(est, above)}
+    return cols, (f"simultaneous {level:.0%} rank intervals (max-|t| over all pairs, "
+                  f"critical value {crit:.3g}) from {how}; rank_fastchat = 1 + models "
+                  "whose lower bound is above this model's upper bound")
+
+
 def add_rank_columns(
     table: pd.DataFrame, players: tuple[str, ...], estimate: np.ndarray, *, replicates: np.ndarray | None = None,
     cov: np.ndarray | None = None, how: str = "", level: float = 0.95, rng: RNGLike | None = None,
@@ -195,27 +231,17 @@ def add_rank_columns(
 ) -> pd.DataFrame:
     """:func:`rank_columns` for any fit: ``estimate`` (Elo, in ``players`` order) with bootstrap
     ``replicates`` or a covariance ``cov`` (then 2000 Gaussian draws seeded by ``rng``, 0 when None)."""
+    import pandas as pd
+
     out = table.copy()
     out["rank_fastchat"] = fastchat_rank(out["ci_low"].to_numpy(), out["ci_high"].to_numpy())
-    est = np.asarray(estimate, dtype=float)
-    if len(est) > max_players:
+    cols, info = rank_values(players, estimate, replicates=replicates, cov=cov, how=how, level=level, rng=rng,
+                             max_players=max_players)
+    if cols is None:
         out["rank_low"], out["rank_high"], out["tie_group"] = pd.NA, pd.NA, pd.NA
-        out.attrs.update(table.attrs, ranks=f"simultaneous rank intervals skipped: {len(est)} players > max_players "
-                                            f"= {max_players} (the cost grows as players^2 x replicates; call "
-                                            "evalkit.ratings.ranks.rank_intervals directly)")
-        return out
-    if replicates is None:
-        if cov is None:
-            raise ValueError("Pass bootstrap 'replicates' or a covariance 'cov'.")
-        replicates = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
-        how = f"2000 Gaussian draws from the {how + ' ' if how else ''}covariance"
-    above, crit = pairwise_dominance(est, replicates, level=level)
-    pos = pd.Index(players).get_indexer(out["model"])
-    out["rank_low"] = (1 + above.sum(axis=0))[pos]
-    out["rank_high"] = (len(est) - above.sum(axis=1))[pos]
-    out["tie_group"] = tie_groups(est, above)[pos]
-    info: dict[str, Any] = {"ranks": f"simultaneous {level:.0%} rank intervals (max-|t| over all pairs, "
-                                     f"critical value {crit:.3g}) from {how}; rank_fastchat = 1 + models "
-                                     "whose lower bound is above this model's upper bound"}
-    out.attrs.update(table.attrs, **info)
+    else:
+        pos = pd.Index(players).get_indexer(out["model"])
+        for name, values in cols.items():
+            out[name] = values[pos]
+    out.attrs.update(table.attrs, ranks=info)
     return out

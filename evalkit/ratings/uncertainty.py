@@ -20,14 +20,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
-from scipy.sparse import coo_matrix
-from scipy.special import expit
 
+from evalkit._special import expit
 from evalkit.ratings._linalg import dense, laplacian, pair_gradient, pinv_centred, sparse_laplacian
 from evalkit.ratings.counts import encode_players, split_outcomes
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from evalkit.ratings.bt import BTFit
 
 __all__ = ["covariance", "meat", "cluster_factor"]
@@ -121,6 +121,9 @@ def meat(
             f"The cluster column {cluster!r} must be in the frame and have no missing values; "
             f"the frame has {list(frame.columns)}."
         )
+    import pandas as pd
+    from scipy.sparse import coo_matrix
+
     codes = pd.factorize(frame[cluster].astype(str))[0]
     k = n if s_l is None else n + 1
     rows = np.concatenate([codes, codes] + ([] if s_l is None else [codes]))

@@ -5,8 +5,9 @@ applies, a confidence interval, an effect size, ``n`` and how ties or zeros were
 See ``evalkit.stats.unit.compare_units`` for the trial- vs task-level comparison of seed 002.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from evalkit._lazy import lazy_exports
 
 # Exports load on first use (PEP 562), so that ``import evalkit.stats.<module>`` on a fast path
 # (e.g. ``evalkit rate``) does not import scipy.stats through every other module.
@@ -93,13 +94,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from evalkit.stats.unit import UnitComparison, compare_units, results_table
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(import_module(f"evalkit.stats.{_EXPORTS[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'evalkit.stats' has no attribute {name!r}")
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
 __all__ = [
     "ConfidenceInterval", "Estimate", "SignTestResult", "TestResult",

@@ -20,38 +20,25 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
+
+from evalkit.stats.judge_warnings import (  # noqa: F401 - re-exported
+    POSITION_FORMATS,
+    count_warnings,
+    judge_from_source,
+    match_contestants,
+    normalise_name,
+    position_warning,
+    self_rating_warnings,
+)
 
 __all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
            "self_preference_table", "agreement_table", "normalise_name", "position_adjusted_ratings",
            "position_warning", "self_rating_warnings", "count_warnings"]
 
-# Formats whose player_a is the answer shown first / on the left.
-POSITION_FORMATS = ("left_right", "arena")
-# File-name stems of known judge logs -> judge model (LLMFAO names its GPT-3.5 Turbo judge file "gpt3").
-_ALIASES = {"gpt3": "gpt-3.5-turbo", "gpt35": "gpt-3.5-turbo", "chatgpt": "gpt-3.5-turbo", "gpt4": "gpt-4"}
 _MAX_NAMED_JUDGES = 10
-# Annotator configurations named after their model: AlpacaEval's "alpaca_eval_gpt4", "weighted_alpaca_eval_gpt4_turbo".
-# Model names with a dated alias (normalised): AlpacaEval 2's "gpt4_turbo" annotator is gpt-4-1106-preview.
-_SYNONYMS = {"gpt4turbo": ("gpt41106preview",)}
-_JUDGE_PREFIX = re.compile(r"^(weighted_)?alpaca_eval_", re.IGNORECASE)
 _LABELS = {1.0: "left", 0.0: "right", 0.5: "tie"}
-
-
-def normalise_name(name: str) -> str:
-    """Lower case, punctuation and spaces dropped: ``"GPT 3.5 Turbo"`` -> ``"gpt35turbo"``."""
-    return re.sub(r"[^a-z0-9]+", "", str(name).lower())
-
-
-def judge_from_source(source: str) -> str:
-    """Judge name from a log's file name: the stem without ``-comparisons`` etc., known aliases resolved."""
-    stem = Path(str(source)).name.split(".")[0]
-    stem = re.sub(r"[-_](comparisons|judgments|judgements|votes|annotations|preferences)$", "", stem)
-    return _ALIASES.get(normalise_name(stem), stem)
 
 
 def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
@@ -63,20 +50,6 @@ def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
     if "source" in frame.columns and frame["source"].notna().all():
         return frame["source"].map(judge_from_source).astype(str)
     return pd.Series("judge", index=frame.index)
-
-
-def match_contestants(judge: str, players: list[str] | tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """``(same, variants)``: contestants whose normalised name equals the judge's, and those whose name
-    tokens extend the judge's (``GPT 3.5 Turbo (16k)`` for ``gpt-3.5-turbo``; not ``gpt-4o`` for ``gpt-4``)."""
-    judge = _JUDGE_PREFIX.sub("", str(judge))
-    key = normalise_name(judge)
-    if not key:
-        return [], []
-    tokens = re.findall(r"[a-z0-9]+", judge.lower())
-    same = [p for p in players if normalise_name(p) == key or normalise_name(p) in _SYNONYMS.get(key, ())]
-    variants = [p for p in players if p not in same
-                and re.findall(r"[a-z0-9]+", str(p).lower())[: len(tokens)] == tokens]
-    return same, variants
 
 
 def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float = 0.95) -> pd.DataFrame:
@@ -287,56 +260,3 @@ def agreement_table(frame: pd.DataFrame, panels: pd.Series) -> pd.DataFrame:
         rows = [{"between": "judges", "statistic": "none", "value": np.nan, "units": 0,
                  "note": "one judge with one vote per unit: no agreement to measure"}]
     return pd.DataFrame(rows)
-
-
-def position_warning(name: str, left: float, right: float, pvalue: float) -> str:
-    """The stderr line for a judge whose decisive votes favour one side (exact binomial ``pvalue``)."""
-    favours, share = ("left", left / (left + right)) if left > right else ("right", right / (left + right))
-    return (f"warning: judge {name} favours the {favours} answer in {share:.1%} of {left + right:.0f} decisive "
-            f"votes (exact binomial p = {pvalue:.2g}); plain ratings absorb this bias: use "
-            "`evalkit rate --adjust-position`.")
-
-
-def self_rating_warnings(judges, players) -> list[str]:
-    """The stderr lines for judges whose name matches a contestant (:func:`match_contestants`)."""
-    out = []
-    for name in sorted(judges):
-        same, variants = match_contestants(name, list(players))
-        if same or variants:
-            out.append(f"warning: judge {name} is also a contestant ({', '.join(same + variants)}): it rates itself; "
-                       "`evalkit report` shows its rating with and without its own votes.")
-    return out
-
-
-def _binom_half_pvalue(k: int, n: int) -> float:
-    """Two-sided exact binomial p-value of ``k`` of ``n`` at p = 1/2 (= ``scipy.stats.binomtest``)."""
-    from scipy.special import bdtr
-
-    if 2 * k == n:
-        return 1.0
-    return float(min(1.0, 2.0 * bdtr(min(k, n - k), n, 0.5)))
-
-
-def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) -> list[str]:
-    """Position-bias and self-rating warnings from aggregated cells (a ``ComparisonCounts``), without the rows.
-
-    The panels are the values of the cells' ``judge`` cluster when the counts were
-    aggregated with ``cluster="judge"``, else one panel named ``judge`` (the ``--judge``
-    flag or the file name). Position bias is the exact binomial test of the left (first)
-    answer's wins among decisive votes, as in :func:`position_bias_table`; panels with
-    fractional weights are not tested.
-    """
-    cells = counts.cells
-    panels = cells["judge"].astype(str) if counts.cluster == "judge" else pd.Series(judge, index=cells.index)
-    out = []
-    if fmt in POSITION_FORMATS:
-        w, o = cells["weight"].to_numpy(float), cells["outcome"].to_numpy(float)
-        for name, idx in panels.groupby(panels, sort=True).groups.items():
-            k = cells.index.get_indexer(idx)
-            left, right = float(w[k][o[k] == 1.0].sum()), float(w[k][o[k] == 0.0].sum())
-            if left + right == 0 or left != round(left) or right != round(right):
-                continue
-            pvalue = _binom_half_pvalue(int(left), int(left + right))
-            if pvalue < alpha:
-                out.append(position_warning(str(name), left, right, pvalue))
-    return out + self_rating_warnings(panels.unique(), counts.players)

@@ -1,0 +1,156 @@
+"""DuckDB's side of :func:`~evalkit.engine.aggregate_comparisons`: one file -> numpy cells.
+
+Free of pandas: the query's result is fetched as numpy arrays (``fetchnumpy``) and checked
+with numpy, so that ``evalkit rate`` on a Parquet file imports neither pandas nor the pandas
+reader unless a row is invalid (then the caller reads the file again with the pandas reader,
+which raises the usual error with its line number).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalkit.io.fastpath import KEY_TYPES, cell_spec, cell_sql
+from evalkit.io.formats import _CSV_NA, check_unique_columns, container_of, detect_format, read_head
+
+__all__ = ["check_header", "relation", "run", "duckdb_file_cells"]
+
+
+def _is_tsv(path: Path) -> bool:
+    return bool({".tsv", ".tab"} & {s.lower() for s in path.suffixes})
+
+
+def check_header(path: Path, head: bytes) -> str | None:
+    """The container of a local file (None when the pandas reader must sniff it), after
+    checking that its header names no column twice (ValueError)."""
+    if not head.strip() or head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return None
+    try:
+        kind = container_of(path, head)
+    except ValueError:
+        return None
+    if kind == "parquet":
+        names = parquet_columns(path)
+        if names is None:
+            return None
+        check_unique_columns(path, [n for n in names if not n.startswith("__index")])
+    elif kind == "csv":
+        first = head.decode("utf-8-sig", errors="replace").split("\n", 1)[0]
+        sep = "\t" if _is_tsv(path) else ","
+        header = next(csv.reader(io.StringIO(first), delimiter=sep), [])
+        check_unique_columns(path, [h.strip() for h in header])
+    return kind
+
+
+def parquet_columns(path: Path) -> list[str] | None:
+    """Top-level column names of a Parquet file as written, duplicates kept (DuckDB's
+    ``parquet_schema`` lists the flattened schema tree; None when it cannot be read)."""
+    import duckdb
+
+    lit = "'" + str(path).replace("'", "''") + "'"
+    try:
+        rows = duckdb.sql(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
+    except duckdb.Error:
+        return None
+    names, k = [], 1
+
+    def skip(k: int) -> int:  # past the node at k and its subtree
+        children = rows[k][1] or 0
+        k += 1
+        for _ in range(children):
+            k = skip(k)
+        return k
+
+    for _ in range(rows[0][1] or 0):
+        names.append(rows[k][0])
+        k = skip(k)
+    return names
+
+
+def relation(path: Path, head: bytes) -> str | None:
+    """DuckDB table function reading ``path`` (None: let the pandas reader handle it)."""
+    kind = check_header(path, head)
+    if kind is None:
+        return None
+    lit = "'" + str(path).replace("'", "''") + "'"
+    with path.open("rb") as fh:
+        gz = "'gzip'" if fh.read(2) == b"\x1f\x8b" else "'none'"
+    if kind == "parquet":
+        return f"read_parquet({lit})"
+    if kind == "csv":
+        sep = "\\t" if _is_tsv(path) else ","
+        nulls = ", ".join("'" + v + "'" for v in _CSV_NA)
+        return (f"read_csv({lit}, header=true, all_varchar=true, delim=E'{sep}', "
+                f"nullstr=[{nulls}], compression={gz})")
+    fmt = "'array'" if kind == "json" else "'newline_delimited'"
+    return f"read_json({lit}, format={fmt}, compression={gz})"
+
+
+def run(con: Any, sql: str, fetch: str) -> Any:
+    """Run a DuckDB query (``fetch``: ``"all"`` rows or ``"numpy"`` columns); a Ctrl-C that
+    DuckDB turned into an error is a Ctrl-C again.
+
+    DuckDB catches SIGINT while a query runs and raises ``InterruptException`` (or, through
+    some of its Python paths, ``RuntimeError("Query interrupted")``); the CLI must see
+    :class:`KeyboardInterrupt` (exit 130, one line), not an internal error or a fallback read.
+    """
+    import duckdb
+
+    try:
+        rel = con.sql(sql)
+        return {k: _plain(v) for k, v in rel.fetchnumpy().items()} if fetch == "numpy" else rel.fetchall()
+    except duckdb.InterruptException as exc:
+        raise KeyboardInterrupt from exc
+    except RuntimeError as exc:
+        if "interrupted" in str(exc).lower():
+            raise KeyboardInterrupt from exc
+        raise
+
+
+def _plain(values: np.ndarray) -> np.ndarray:
+    """A fetched column without NULL masks: missing text is None, a missing number NaN."""
+    if not isinstance(values, np.ma.MaskedArray):
+        return np.asarray(values)
+    mask = np.ma.getmaskarray(values)
+    if values.dtype.kind in "fc":
+        return values.filled(np.nan)
+    out = np.asarray(values.data, dtype=object).copy()
+    out[mask] = None
+    return out
+
+
+def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
+                      opts: dict[str, Any]) -> tuple[dict[str, np.ndarray], str, int] | None:
+    """``(cells, format, rows per record)`` of one file by one DuckDB query, or None when
+    the pandas reader must read it (a format or container the fast path does not cover).
+    The cells are unchecked: see :func:`~evalkit.io.fastpath.first_problem`."""
+    import duckdb
+
+    if not path.is_file():
+        return None
+    rel = relation(path, read_head(path))
+    if rel is None:
+        return None
+    try:
+        schema = run(con, f"DESCRIBE SELECT * FROM {rel}", "all")
+    except duckdb.Error:
+        return None
+    types = {row[0]: str(row[1]) for row in schema}
+    try:
+        name = fmt or ("columns" if opts["columns"] else detect_format(list(types), source=str(path)))
+    except ValueError:
+        return None
+    spec = cell_spec(name, list(types), cluster=cluster, mapping=opts["columns"],
+                     outcome_map=opts["outcome_map"])
+    if spec is None or any(types.get(c) not in KEY_TYPES for c in spec.key_columns):
+        return None
+    try:
+        cells = run(con, cell_sql(spec, rel), "numpy")
+    except duckdb.Error:
+        return None
+    return cells, name, max(1, len(spec.wins))

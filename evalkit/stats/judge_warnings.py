@@ -1,0 +1,161 @@
+"""Who judged, and the warnings a leaderboard prints from its counts alone (no rows, no pandas).
+
+* :func:`judge_from_source` - the judge named by a log's file name (``gpt3-comparisons.csv``
+  -> ``gpt-3.5-turbo``).
+* :func:`match_contestants` - contestants that are the judge model itself, or variants of it.
+* :func:`count_warnings` - position bias (exact binomial test of the left answer's wins among
+  decisive votes, per judge panel) and self-rating, from a ``ComparisonCounts``.
+
+:mod:`evalkit.stats.judges` (the judge report's tables) re-exports these names.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["POSITION_FORMATS", "normalise_name", "judge_from_source", "match_contestants", "position_warning",
+           "self_rating_warnings", "binom_half_pvalue", "count_warnings"]
+
+# Formats whose player_a is the answer shown first / on the left.
+POSITION_FORMATS = ("left_right", "arena")
+# File-name stems of known judge logs -> judge model (LLMFAO names its GPT-3.5 Turbo judge file "gpt3").
+_ALIASES = {"gpt3": "gpt-3.5-turbo", "gpt35": "gpt-3.5-turbo", "chatgpt": "gpt-3.5-turbo", "gpt4": "gpt-4"}
+# Annotator configurations named after their model: AlpacaEval's "alpaca_eval_gpt4", "weighted_alpaca_eval_gpt4_turbo".
+# Model names with a dated alias (normalised): AlpacaEval 2's "gpt4_turbo" annotator is gpt-4-1106-preview.
+_SYNONYMS = {"gpt4turbo": ("gpt41106preview",)}
+_JUDGE_PREFIX = re.compile(r"^(weighted_)?alpaca_eval_", re.IGNORECASE)
+
+
+def normalise_name(name: str) -> str:
+    """Lower case, punctuation and spaces dropped: ``"GPT 3.5 Turbo"`` -> ``"gpt35turbo"``."""
+    return re.sub(r"[^a-z0-9]+", "", str(name).lower())
+
+
+def judge_from_source(source: str) -> str:
+    """Judge name from a log's file name: the stem without ``-comparisons`` etc., known aliases resolved."""
+    stem = Path(str(source)).name.split(".")[0]
+    stem = re.sub(r"[-_](comparisons|judgments|judgements|votes|annotations|preferences)$", "", stem)
+    return _ALIASES.get(normalise_name(stem), stem)
+
+
+def match_contestants(judge: str, players: list[str] | tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """``(same, variants)``: contestants whose normalised name equals the judge's, and those whose name
+    tokens extend the judge's (``GPT 3.5 Turbo (16k)`` for ``gpt-3.5-turbo``; not ``gpt-4o`` for ``gpt-4``)."""
+    judge = _JUDGE_PREFIX.sub("", str(judge))
+    key = normalise_name(judge)
+    if not key:
+        return [], []
+    tokens = re.findall(r"[a-z0-9]+", judge.lower())
+    same = [p for p in players if normalise_name(p) == key or normalise_name(p) in _SYNONYMS.get(key, ())]
+    variants = [p for p in players if p not in same
+                and re.findall(r"[a-z0-9]+", str(p).lower())[: len(tokens)] == tokens]
+    return same, variants
+
+
+def position_warning(name: str, left: float, right: float, pvalue: float) -> str:
+    """The stderr line for a judge whose decisive votes favour one side (exact binomial ``pvalue``)."""
+    favours, share = ("left", left / (left + right)) if left > right else ("right", right / (left + right))
+    return (f"warning: judge {name} favours the {favours} answer in {share:.1%} of {left + right:.0f} decisive "
+            f"votes (exact binomial p = {pvalue:.2g}); plain ratings absorb this bias: use "
+            "`evalkit rate --adjust-position`.")
+
+
+def self_rating_warnings(judges, players) -> list[str]:
+    """The stderr lines for judges whose name matches a contestant (:func:`match_contestants`)."""
+    out = []
+    for name in sorted(judges):
+        same, variants = match_contestants(name, list(players))
+        if same or variants:
+            out.append(f"warning: judge {name} is also a contestant ({', '.join(same + variants)}): it rates itself; "
+                       "`evalkit report` shows its rating with and without its own votes.")
+    return out
+
+
+def _stirlerr(n: float) -> float:
+    """``log(n!) - log(sqrt(2 pi n) (n/e)^n)`` (Loader 2000; R's ``stirlerr``)."""
+    if n <= 15:
+        return math.lgamma(n + 1.0) - (n + 0.5) * math.log(n) + n - 0.5 * math.log(2 * math.pi)
+    s0, s1, s2, s3, s4 = 1 / 12, 1 / 360, 1 / 1260, 1 / 1680, 1 / 1188
+    nn = n * n
+    if n > 500:
+        return (s0 - s1 / nn) / n
+    if n > 80:
+        return (s0 - (s1 - s2 / nn) / nn) / n
+    if n > 35:
+        return (s0 - (s1 - (s2 - s3 / nn) / nn) / nn) / n
+    return (s0 - (s1 - (s2 - (s3 - s4 / nn) / nn) / nn) / nn) / n
+
+
+def _bd0(x: float, mean: float) -> float:
+    """``x log(x / mean) + mean - x`` without cancellation (Loader 2000; R's ``bd0``)."""
+    if abs(x - mean) >= 0.1 * (x + mean):
+        return x * math.log(x / mean) + mean - x
+    v = (x - mean) / (x + mean)
+    s, ej, v2 = (x - mean) * v, 2 * x * v, v * v
+    for j in range(1, 1000):
+        ej *= v2
+        s1 = s + ej / (2 * j + 1)
+        if s1 == s:
+            return s1
+        s = s1
+    return s
+
+
+def _log_binom_half_pmf(k: int, n: int) -> float:
+    """``log P(X = k)``, ``X ~ Binomial(n, 1/2)``, by Loader's saddle-point form (R's
+    ``dbinom``): accurate to a few ulps for any ``n``, where a difference of ``lgamma``
+    values loses ~8 digits at ``n = 1e7``."""
+    if k in (0, n):
+        return n * math.log(0.5)
+    half = 0.5 * n
+    lc = _stirlerr(n) - _stirlerr(k) - _stirlerr(n - k) - _bd0(k, half) - _bd0(n - k, half)
+    return lc - 0.5 * (math.log(2 * math.pi) + math.log(k) + math.log1p(-k / n))
+
+
+def binom_half_pvalue(k: int, n: int) -> float:
+    """Two-sided exact binomial p-value of ``k`` of ``n`` at p = 1/2 (``scipy.stats.binomtest``).
+
+    ``2 P(X <= min(k, n - k))``, summed from the largest term down with the ratio
+    ``pmf(x - 1) / pmf(x) = x / (n - x + 1)``; terms more than ``8 sqrt(n)`` (16 standard
+    deviations) below ``k`` are below ``exp(-128)`` of the largest and are left out.
+    """
+    if 2 * k == n:
+        return 1.0
+    k = min(k, n - k)
+    m = min(k + 1, int(8 * math.sqrt(n)) + 64)
+    x = np.arange(k, k - m + 1, -1, dtype=float)  # the m - 1 steps down from k
+    logs = np.concatenate([[0.0], np.cumsum(np.log(x / (n - x + 1.0)))])
+    return float(min(1.0, 2.0 * math.exp(_log_binom_half_pmf(k, n)) * float(np.sum(np.exp(logs)))))
+
+
+def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) -> list[str]:
+    """Position-bias and self-rating warnings from aggregated cells (a ``ComparisonCounts``), without the rows.
+
+    The panels are the values of the cells' ``judge`` cluster when the counts were
+    aggregated with ``cluster="judge"``, else one panel named ``judge`` (the ``--judge``
+    flag or the file name). Position bias is the exact binomial test of the left (first)
+    answer's wins among decisive votes, as in :func:`position_bias_table`; panels with
+    fractional weights are not tested.
+    """
+    if counts.cluster == "judge":
+        panels = np.asarray(counts.column("judge")).astype(str)
+    else:
+        panels = np.full(len(counts), str(judge))
+    names, codes = np.unique(panels, return_inverse=True)
+    codes = codes.ravel()
+    out = []
+    if fmt in POSITION_FORMATS:
+        w, o = counts.column("weight").astype(float), counts.column("outcome").astype(float)
+        lefts = np.bincount(codes, weights=w * (o == 1.0), minlength=len(names))
+        rights = np.bincount(codes, weights=w * (o == 0.0), minlength=len(names))
+        for name, left, right in zip(names, lefts.tolist(), rights.tolist(), strict=True):
+            if left + right == 0 or left != round(left) or right != round(right):
+                continue
+            pvalue = binom_half_pvalue(int(left), int(left + right))
+            if pvalue < alpha:
+                out.append(position_warning(str(name), left, right, pvalue))
+    return out + self_rating_warnings(names.tolist(), counts.players)
