@@ -23,6 +23,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -44,6 +45,9 @@ from evalkit.sim.experiments import (
     variant_jobs,
 )
 from evalkit.sim.notes import LEGEND, NOTES
+
+if TYPE_CHECKING:
+    from evalkit.studies.fig11 import Figure11Config
 
 __all__ = ["Reproduction", "reproduce", "to_markdown", "REPORT_SEEDS", "REPORT_GROUPS"]
 
@@ -193,7 +197,7 @@ def reproduce(
     groups: Sequence[Sequence[int]] | str | None = "auto", n_dags: int = 16, breaks: Sequence[str] = tuple(BREAKS),
     engine: str | None = None, workers: int | None = None, scheduler: object = None,
     progress: ProgressFn | None = None, figures: bool = True, fig11_seeds: Sequence[int] = (),
-    fig11_config: object = None,
+    fig11_config: Figure11Config | None = None,
 ) -> Reproduction:
     """Run figures 2-10 for each seed, and under each broken simulator, (with ``fig11_seeds``)
     figure 11, and (if ``out``) write the tables and figures there.
@@ -278,8 +282,9 @@ def _job(args: tuple) -> object:
     return figure11_job(job)
 
 
-def _fig11_jobs(params: SimParams, seeds: Sequence[int], config: object, breaks: Sequence[str]) -> tuple:
-    """(config, breaks, jobs, stage) of figure 11 on ``seeds`` under the breaks that can change it."""
+def _fig11_jobs(params: SimParams, seeds: Sequence[int], config: Figure11Config | None,
+                breaks: Sequence[str]) -> tuple:
+    """(simulators, breaks, jobs, progress stage) of figure 11 on ``seeds`` under the breaks that can change it."""
     from evalkit.studies import Figure11Config
     from evalkit.studies.fig11_claims import FIG11_BREAKS, FIG11_STAGE, figure11_jobs
 
