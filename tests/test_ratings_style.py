@@ -214,3 +214,28 @@ def test_position_fit_names_models_without_finite_ratings():
                           "outcome": [1.0, 1.0, 1.0, 0.0], "weight": 1.0})  # 'a' never loses
     with pytest.raises(ValueError, match="never lose"):
         fit_position_bt(frame)
+
+
+def test_rank_intervals_for_an_arena_sized_board():
+    """400 models (LMArena's size): the simultaneous rank columns are filled, hold the point rank,
+    and cover the true rank of the simulated strengths for nearly every model."""
+    import pandas as pd
+
+    from evalkit.ratings import leaderboard
+    from evalkit.ratings.ranks import RANK_MAX_PLAYERS
+
+    assert RANK_MAX_PLAYERS >= 400
+    rng = np.random.default_rng(7)
+    n, m = 400, 200_000
+    theta = np.sort(rng.normal(0, 1.0, n))[::-1]
+    a = rng.integers(0, n, m)
+    b = (a + rng.integers(1, n, m)) % n
+    win = rng.random(m) < 1 / (1 + np.exp(-(theta[a] - theta[b])))
+    frame = pd.DataFrame({"player_a": [f"m{k:03d}" for k in a], "player_b": [f"m{k:03d}" for k in b],
+                          "outcome": win.astype(float)})
+    table = leaderboard(frame)
+    assert table[["rank_low", "rank_high", "tie_group"]].notna().all().all()
+    assert ((table["rank_low"] <= table["rank"]) & (table["rank"] <= table["rank_high"])).all()
+    true_rank = table["model"].str[1:].astype(int) + 1  # m000 is the strongest
+    covered = (table["rank_low"] <= true_rank) & (true_rank <= table["rank_high"])
+    assert covered.mean() >= 0.95  # simultaneous 95 % intervals: all cover with prob >= 0.95

@@ -13,7 +13,7 @@ from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bt import TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
 from evalkit.ratings.elo import ELO_SCALE, elo_intervals, interval_label, uses_sparse_intervals
-from evalkit.ratings.ranks import fastchat_rank, rank_values
+from evalkit.ratings.ranks import RANK_MAX_PLAYERS, fastchat_rank, rank_values
 from evalkit.summary import tally_columns
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ class Leaderboard:
     ----------
     columns : dict of str to numpy.ndarray
         :data:`LEADERBOARD_COLUMNS` then ``rank_fastchat, rank_low, rank_high, tie_group``
-        (the last three are None-filled above 300 players).
+        (the last three are None-filled above :data:`~evalkit.ratings.ranks.RANK_MAX_PLAYERS` players).
     attrs : dict
         The method record (see :func:`leaderboard`).
     """
@@ -177,12 +177,12 @@ def leaderboard_columns(
 
 def _ranks(fit, *, boot, cov, se: str, level: float, rng: RNGLike | None) -> tuple[dict | None, str]:
     """Simultaneous rank columns in fit order: from the bootstrap replicates when there are
-    enough, else 2000 Gaussian draws from ``cov`` (none above 300 players)."""
+    enough, else 2000 Gaussian draws from ``cov`` (none above ``RANK_MAX_PLAYERS``)."""
     est = ELO_SCALE * fit.theta
     if boot is not None and len(boot.theta) >= 20:
         return rank_values(fit.players, est, replicates=ELO_SCALE * boot.theta,
                            how=f"{len(boot.theta)} bootstrap replicates", level=level)
-    if len(fit.players) > 300 or cov is None:  # no covariance: the sparse path (thousands of players)
+    if len(fit.players) > RANK_MAX_PLAYERS or cov is None:  # no covariance: the sparse path (thousands of players)
         return rank_values(fit.players, est, level=level)
     return rank_values(fit.players, est, cov=cov * ELO_SCALE**2, how=se, level=level, rng=rng)
 
