@@ -217,7 +217,7 @@ def test_position_fit_names_models_without_finite_ratings():
 
 
 def test_rank_intervals_for_an_arena_sized_board():
-    """400 models (LMArena's size): the simultaneous rank columns are filled, hold the point rank,
+    """400 models (above the former 300 limit): the simultaneous rank columns are filled, hold the point rank,
     and cover the true rank of the simulated strengths for nearly every model."""
     import pandas as pd
 
