@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit.stats.multiplicity import MultiplicityResult, adjust_pvalues
+from evalkit.stats.multiplicity import MultiplicityResult, _adjust_pair_table
 from evalkit.stats.proportions import win_rate
 from evalkit.stats.sign import sign_test_from_counts
 
@@ -77,6 +77,23 @@ def head_to_head(
         pvalue_adjusted, reject, note``. Pairs that never met (given explicitly) are listed
         with a note.
     """
+    players, w, t = _direct_counts(comparisons)
+    idx = {p: k for k, p in enumerate(players)}
+    todo = _pairs_to_test(pairs, _player_order(order, players, w, t), idx, met=(w + w.T + t) > 0)
+    rows = [_pair_row(comparisons, a, b, w[idx[a], idx[b]], w[idx[b], idx[a]], t[idx[a], idx[b]],
+                      ties=ties, confidence_level=confidence_level, cluster=cluster) for a, b in todo]
+    cols = ["a", "b", "wins_a", "wins_b", "ties", "win_rate", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
+            "reject", "note"] + ([] if cluster is None else ["n_clusters"])
+    table = pd.DataFrame(rows).reindex(columns=cols)
+    kind = "sign tests" if cluster is None else f"cluster-robust (CR1, by {cluster!r}) tests"
+    label = pairs if isinstance(pairs, str) else "given pairs"
+    mult = _adjust_pair_table(table, method=adjust, alpha=alpha, family=family,
+                              describe=f"head-to-head {kind} ({label})")
+    return table, mult
+
+
+def _direct_counts(comparisons: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Players, ``w[i, j]`` wins of i over j and symmetric ``t[i, j]`` ties between i and j."""
     from evalkit.ratings import aggregate
 
     counts = aggregate(comparisons)
@@ -87,63 +104,58 @@ def head_to_head(
     np.add.at(w, (counts.i, counts.j), counts.wins_i)
     np.add.at(w, (counts.j, counts.i), counts.wins_j)
     np.add.at(t, (counts.i, counts.j), counts.ties)
-    t = t + t.T
-    met = (w + w.T + t) > 0
+    return players, w, t + t.T
+
+
+def _player_order(order: Sequence[str] | None, players: list[str], w: np.ndarray, t: np.ndarray) -> list[str]:
+    """The given order restricted to known players, or players by win rate (ties as half), best first."""
     if order is None:
         rate = (w.sum(1) + t.sum(1) / 2) / np.maximum((w + w.T + t).sum(1), 1e-300)
         order = [players[k] for k in np.argsort(-rate, kind="stable")]
-    idx = {p: k for k, p in enumerate(players)}
-    order = [p for p in order if p in idx]
+    known = set(players)
+    return [p for p in order if p in known]
+
+
+def _pairs_to_test(
+    pairs: str | Sequence[tuple[str, str]], order: list[str], idx: dict[str, int], *, met: np.ndarray,
+) -> list[tuple[str, str]]:
+    """Resolve ``pairs`` ("adjacent", "all" or explicit pairs) to a list of (a, b)."""
     if isinstance(pairs, str):
         if pairs == "all":
-            todo = [(a, b) for x, a in enumerate(order) for b in order[x + 1:] if met[idx[a], idx[b]]]
-        elif pairs == "adjacent":
-            todo = [(a, b) for a, b in zip(order[:-1], order[1:], strict=True)]
-        else:
-            raise ValueError(f"pairs must be 'adjacent', 'all' or a list of (a, b); got {pairs!r}.")
-    else:
-        todo = [(str(a), str(b)) for a, b in pairs]
-        unknown = sorted({p for ab in todo for p in ab} - set(idx))
-        if unknown:
-            raise ValueError(f"Unknown players in pairs: {unknown}.")
-    rows = []
-    for a, b in todo:
-        i, j = idx[a], idx[b]
-        wa, wb, tt = w[i, j], w[j, i], t[i, j]
-        row = {"a": a, "b": b, "wins_a": wa, "wins_b": wb, "ties": tt}
-        if wa + wb + tt == 0:
-            row["note"] = "never met directly"
-        elif not all(float(v).is_integer() for v in (wa, wb, tt)):
-            row["note"] = "fractional counts (continuous outcomes or weights): use paired tests on scores"
-        else:
-            wr = win_rate(int(wa), int(wb), int(tt), confidence_level=confidence_level)
-            lo, hi = wr.confidence_interval()
-            row.update(win_rate=wr.estimate, ci_low=lo, ci_high=hi, note="")
-            try:
-                if cluster is None:
-                    row["pvalue"] = sign_test_from_counts(int(wa), int(wb), int(tt), tie_policy=ties).pvalue
-                else:
-                    row["pvalue"], row["n_clusters"] = _clustered(comparisons, a, b, cluster, ties)
-            except ValueError as exc:  # e.g. a single game, or only ties
-                row["note"] = f"not tested: {exc}"
+            return [(a, b) for x, a in enumerate(order) for b in order[x + 1:] if met[idx[a], idx[b]]]
+        if pairs == "adjacent":
+            return [(a, b) for a, b in zip(order[:-1], order[1:], strict=True)]
+        raise ValueError(f"pairs must be 'adjacent', 'all' or a list of (a, b); got {pairs!r}.")
+    todo = [(str(a), str(b)) for a, b in pairs]
+    unknown = sorted({p for ab in todo for p in ab} - set(idx))
+    if unknown:
+        raise ValueError(f"Unknown players in pairs: {unknown}.")
+    return todo
 
-        rows.append(row)
-    cols = ["a", "b", "wins_a", "wins_b", "ties", "win_rate", "ci_low", "ci_high", "pvalue", "pvalue_adjusted",
-            "reject", "note"] + ([] if cluster is None else ["n_clusters"])
-    table = pd.DataFrame(rows).reindex(columns=cols)
-    tested = table["pvalue"].notna()
-    mult = None
-    reject = pd.array([pd.NA] * len(table), dtype="boolean")
-    if tested.any():
-        kind = "sign tests" if cluster is None else f"cluster-robust (CR1, by {cluster!r}) tests"
-        fam = family or f"{int(tested.sum())} head-to-head {kind} ({pairs if isinstance(pairs, str) else 'given pairs'})"
-        mult = adjust_pvalues(table.loc[tested, "pvalue"].to_numpy(float), method=adjust, alpha=alpha, family=fam,
-                              names=[f"{a} vs {b}" for a, b in zip(table.loc[tested, "a"], table.loc[tested, "b"],
-                                                                     strict=True)])
-        table.loc[tested, "pvalue_adjusted"] = np.asarray(mult.adjusted, dtype=float)
-        reject[np.flatnonzero(tested.to_numpy())] = np.asarray(mult.reject, dtype=bool)
-    table["reject"] = reject
-    return table, mult
+
+def _pair_row(
+    comparisons: pd.DataFrame, a: str, b: str, wa: float, wb: float, tt: float, *, ties: str,
+    confidence_level: float, cluster: str | None,
+) -> dict[str, object]:
+    """One row of the head-to-head table: counts, win rate with interval, p-value or a note."""
+    row: dict[str, object] = {"a": a, "b": b, "wins_a": wa, "wins_b": wb, "ties": tt}
+    if wa + wb + tt == 0:
+        row["note"] = "never met directly"
+        return row
+    if not all(float(v).is_integer() for v in (wa, wb, tt)):
+        row["note"] = "fractional counts (continuous outcomes or weights): use paired tests on scores"
+        return row
+    wr = win_rate(int(wa), int(wb), int(tt), confidence_level=confidence_level)
+    lo, hi = wr.confidence_interval()
+    row.update(win_rate=wr.estimate, ci_low=lo, ci_high=hi, note="")
+    try:
+        if cluster is None:
+            row["pvalue"] = sign_test_from_counts(int(wa), int(wb), int(tt), tie_policy=ties).pvalue
+        else:
+            row["pvalue"], row["n_clusters"] = _clustered(comparisons, a, b, cluster, ties)
+    except ValueError as exc:  # e.g. a single game, or only ties
+        row["note"] = f"not tested: {exc}"
+    return row
 
 
 def _clustered(frame: pd.DataFrame, a: str, b: str, cluster: str, ties: str) -> tuple[float, int]:

@@ -132,3 +132,26 @@ def adjust_pvalues(
         names=tuple(keys), pvalues=tuple(float(v) for v in p), adjusted=tuple(float(v) for v in adj),
         reject=tuple(bool(v) for v in adj <= alpha), method=method, family=family, alpha=float(alpha),
     )
+
+
+def _adjust_pair_table(
+    table: pd.DataFrame, *, method: str, alpha: float, family: str | None, describe: str,
+) -> MultiplicityResult | None:
+    """Adjust the tested rows (non-missing ``pvalue``) of a pair table ``a, b, ...`` in place.
+
+    Fills ``pvalue_adjusted`` on the tested rows and sets a nullable boolean ``reject`` column
+    (NA for untested rows). The family is ``family`` or ``f"{k} {describe}"`` with ``k`` the
+    number of tested pairs; returns None when no row was tested.
+    """
+    tested = table["pvalue"].notna()
+    mult = None
+    reject = pd.array([pd.NA] * len(table), dtype="boolean")
+    if tested.any():
+        fam = family or f"{int(tested.sum())} {describe}"
+        names = [f"{a} vs {b}" for a, b in zip(table.loc[tested, "a"], table.loc[tested, "b"], strict=True)]
+        mult = adjust_pvalues(table.loc[tested, "pvalue"].to_numpy(float), method=method, alpha=alpha, family=fam,
+                              names=names)
+        table.loc[tested, "pvalue_adjusted"] = np.asarray(mult.adjusted, dtype=float)
+        reject[np.flatnonzero(tested.to_numpy())] = np.asarray(mult.reject, dtype=bool)
+    table["reject"] = reject
+    return mult
