@@ -179,12 +179,7 @@ def mcnemar_test(
     check_alternative(alternative)
     if alternative != "two-sided" and not exact:
         raise ValueError("The chi-square McNemar test is two-sided; use exact=True for a one-sided test.")
-    a = _as_pass_fail(x, "x")
-    c_ = _as_pass_fail(y, "y")
-    if a.shape != c_.shape:
-        raise ValueError(f"x and y must be paired: x has {a.size} items and y has {c_.size}.")
-    if a.size < 2:
-        raise ValueError(f"McNemar's test needs at least 2 paired items; got {a.size}.")
+    a, c_ = _paired_pass_fail(x, y)
     b = int(np.count_nonzero(a & ~c_))
     c = int(np.count_nonzero(~a & c_))
     n = int(a.size)
@@ -193,25 +188,9 @@ def mcnemar_test(
             f"No discordant pairs among {n} items (both systems pass or fail together): "
             "McNemar's test has nothing to test."
         )
-    if exact:
-        stat, method = float(b), "McNemar's exact test"
-        p = float(stats.binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
-    else:
-        stat = (abs(b - c) - (1.0 if correction else 0.0)) ** 2 / (b + c)
-        p = float(stats.chi2.sf(stat, 1))
-        method = "McNemar's chi-square test" + (" (continuity-corrected)" if correction else "")
+    stat, p, method = _mcnemar_pvalue(b, c, exact=exact, correction=correction, alternative=alternative)
     diff = (b - c) / n
     se = float(np.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n)
-
-    def ci(level: float) -> tuple[float, float]:
-        # Wald interval of the paired difference in pass rates, sided like the test; with few
-        # discordant pairs it can disagree with the exact test (the p-value is the test).
-        if alternative == "two-sided":
-            q = stats.norm.ppf(0.5 + level / 2)
-            return max(-1.0, diff - q * se), min(1.0, diff + q * se)
-        q = stats.norm.ppf(level)
-        return (max(-1.0, diff - q * se), 1.0) if alternative == "greater" else (-1.0, min(1.0, diff + q * se))
-
     return TestResult(
         method=method,
         statistic=stat,
@@ -228,8 +207,45 @@ def mcnemar_test(
         confidence_level=confidence_level,
         details={"b": b, "c": c, "both_pass": int(np.count_nonzero(a & c_)),
                  "both_fail": int(np.count_nonzero(~a & ~c_)), "se": se},
-        _ci=ci,
+        _ci=_paired_rate_ci(diff, se, alternative),
     )
+
+
+def _paired_pass_fail(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Validated, aligned pass/fail vectors of at least 2 items."""
+    a = _as_pass_fail(x, "x")
+    c_ = _as_pass_fail(y, "y")
+    if a.shape != c_.shape:
+        raise ValueError(f"x and y must be paired: x has {a.size} items and y has {c_.size}.")
+    if a.size < 2:
+        raise ValueError(f"McNemar's test needs at least 2 paired items; got {a.size}.")
+    return a, c_
+
+
+def _mcnemar_pvalue(b: int, c: int, *, exact: bool, correction: bool, alternative: str) -> tuple[float, float, str]:
+    """(statistic, p-value, method) of McNemar's exact or chi-square test on the discordant counts."""
+    if exact:
+        p = float(stats.binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
+        return float(b), p, "McNemar's exact test"
+    stat = (abs(b - c) - (1.0 if correction else 0.0)) ** 2 / (b + c)
+    method = "McNemar's chi-square test" + (" (continuity-corrected)" if correction else "")
+    return stat, float(stats.chi2.sf(stat, 1)), method
+
+
+def _paired_rate_ci(diff: float, se: float, alternative: str) -> Callable[[float], tuple[float, float]]:
+    """Wald interval of the paired difference in pass rates, sided like the test.
+
+    With few discordant pairs it can disagree with the exact test (the p-value is the test).
+    """
+
+    def ci(level: float) -> tuple[float, float]:
+        if alternative == "two-sided":
+            q = stats.norm.ppf(0.5 + level / 2)
+            return max(-1.0, diff - q * se), min(1.0, diff + q * se)
+        q = stats.norm.ppf(level)
+        return (max(-1.0, diff - q * se), 1.0) if alternative == "greater" else (-1.0, min(1.0, diff + q * se))
+
+    return ci
 
 
 def permutation_test(
