@@ -125,16 +125,7 @@ def compare_units(
     -------
     UnitComparison
     """
-    check_columns(scores, {"system": system, "task": task, "trial": trial, "score": score})
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
-    df = scores[[system, task, trial, score]].copy()
-    df[system] = df[system].astype(str)
-    nan = df[score].isna()
-    if nan.any():
-        raise ValueError(f"Column {score!r} has {int(nan.sum())} missing scores; score failed runs explicitly "
-                         "(e.g. 0) or drop them before comparing.")
-    df = df[df[system].isin([a, b])]
+    df = _two_systems(scores, a, b, system=system, task=task, trial=trial, score=score, alpha=alpha)
     task_means = df.groupby([system, task], sort=True)[score].mean().rename("score").reset_index()
     paired = paired_scores(task_means, a, b, system=system, item=task, score="score")
     unmatched = paired.only_a + paired.only_b
@@ -146,35 +137,63 @@ def compare_units(
     trial_res = welch_ttest(ta, tb)
     sign_res = sign_test(paired.frame["a"], paired.frame["b"], ties=ties)
     pt_res = paired_ttest(paired.frame["a"], paired.frame["b"])
-
-    def say(r: TestResult) -> str:
-        return "significant" if r.pvalue < alpha else "not significant"
-
     n_tasks = len(paired.frame)
-    verdict = (
-        f"Trial as the unit (Welch over {ta.size} vs {tb.size} trial means): p = {trial_res.pvalue:.4g}, "
-        f"{say(trial_res)} at alpha = {alpha:g} -> a statement about re-running these {n_tasks} tasks. "
-        f"Task as the unit ({n_tasks} tasks): sign test {sign_res.wins} wins / {sign_res.losses} losses / "
-        f"{sign_res.ties} ties, p = {sign_res.pvalue:.4g} ({say(sign_res)}); paired t p = {pt_res.pvalue:.4g} "
-        f"({say(pt_res)}) -> a statement about tasks like these."
-    )
-    need = sign_test_min_wins(sign_res.n, alpha=alpha) if sign_res.n >= 1 else None
-    need_txt = (f"with {sign_res.n} non-tied tasks the sign test needs {need} wins for p < {alpha:g}"
-                if need is not None else f"with {sign_res.n} non-tied tasks no outcome of the sign test reaches p < {alpha:g}")
-    explanation = (
-        "The trial-level test averages every trial over the same tasks, so task-to-task differences cancel "
-        "and only run-to-run noise remains in its standard error; it cannot say whether the advantage "
-        "carries over to other tasks. The task-level tests treat tasks as the sample, so the spread of the "
-        f"effect across tasks enters the error, and {need_txt}. "
-        + ("Here the two units disagree: report both, and generalise to new tasks only from the task-level result."
-           if not (all(r.pvalue < alpha for r in (trial_res, sign_res, pt_res))
-                   or all(r.pvalue >= alpha for r in (trial_res, sign_res, pt_res)))
-           else "Here both units reach the same decision.")
-    )
+    explanation = _explanation(sign_res, (trial_res, sign_res, pt_res), alpha)
     if unmatched:
         explanation += f" {len(unmatched)} tasks scored for only one system were left out: {list(unmatched)[:10]}."
     return UnitComparison(
         a=a, b=b, trial_level=trial_res, task_sign=sign_res, task_paired_t=pt_res, n_tasks=n_tasks,
         n_trials_a=int(ta.size), n_trials_b=int(tb.size), unmatched_tasks=tuple(unmatched), alpha=float(alpha),
-        verdict=verdict, explanation=explanation, trial_means=trial_means, task_means=task_means,
+        verdict=_verdict(trial_res, sign_res, pt_res, n_trials=(ta.size, tb.size), n_tasks=n_tasks, alpha=alpha),
+        explanation=explanation, trial_means=trial_means, task_means=task_means,
+    )
+
+
+def _two_systems(
+    scores: pd.DataFrame, a: str, b: str, *, system: str, task: str, trial: str, score: str, alpha: float,
+) -> pd.DataFrame:
+    """The score columns of systems a and b (system as str), after checking columns, alpha and missing scores."""
+    check_columns(scores, {"system": system, "task": task, "trial": trial, "score": score})
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
+    df = scores[[system, task, trial, score]].copy()
+    df[system] = df[system].astype(str)
+    nan = df[score].isna()
+    if nan.any():
+        raise ValueError(f"Column {score!r} has {int(nan.sum())} missing scores; score failed runs explicitly "
+                         "(e.g. 0) or drop them before comparing.")
+    return df[df[system].isin([a, b])]
+
+
+def _verdict(
+    trial_res: TestResult, sign_res: SignTestResult, pt_res: TestResult, *, n_trials: tuple[int, int],
+    n_tasks: int, alpha: float,
+) -> str:
+    """Which unit supports which conclusion, with the p-values."""
+
+    def say(r: TestResult) -> str:
+        return "significant" if r.pvalue < alpha else "not significant"
+
+    return (
+        f"Trial as the unit (Welch over {n_trials[0]} vs {n_trials[1]} trial means): p = {trial_res.pvalue:.4g}, "
+        f"{say(trial_res)} at alpha = {alpha:g} -> a statement about re-running these {n_tasks} tasks. "
+        f"Task as the unit ({n_tasks} tasks): sign test {sign_res.wins} wins / {sign_res.losses} losses / "
+        f"{sign_res.ties} ties, p = {sign_res.pvalue:.4g} ({say(sign_res)}); paired t p = {pt_res.pvalue:.4g} "
+        f"({say(pt_res)}) -> a statement about tasks like these."
+    )
+
+
+def _explanation(sign_res: SignTestResult, results: tuple[TestResult, ...], alpha: float) -> str:
+    """Why the units can disagree, with the sign test's minimum number of wins, and whether they do here."""
+    need = sign_test_min_wins(sign_res.n, alpha=alpha) if sign_res.n >= 1 else None
+    need_txt = (f"with {sign_res.n} non-tied tasks the sign test needs {need} wins for p < {alpha:g}"
+                if need is not None else f"with {sign_res.n} non-tied tasks no outcome of the sign test reaches p < {alpha:g}")
+    return (
+        "The trial-level test averages every trial over the same tasks, so task-to-task differences cancel "
+        "and only run-to-run noise remains in its standard error; it cannot say whether the advantage "
+        "carries over to other tasks. The task-level tests treat tasks as the sample, so the spread of the "
+        f"effect across tasks enters the error, and {need_txt}. "
+        + ("Here the two units disagree: report both, and generalise to new tasks only from the task-level result."
+           if not (all(r.pvalue < alpha for r in results) or all(r.pvalue >= alpha for r in results))
+           else "Here both units reach the same decision.")
     )
