@@ -70,31 +70,10 @@ def sign_test_from_counts(
     """
     check_alternative(alternative)
     check_confidence_level(confidence_level)
-    if tie_policy not in TIE_POLICIES:
-        raise ValueError(f"ties (tie_policy) must be one of {TIE_POLICIES}; got {tie_policy!r} instead.")
-    for name, v in (("wins", wins), ("losses", losses), ("ties", ties)):
-        if int(v) != v or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer count; got {v!r}.")
-    wins, losses, ties = int(wins), int(losses), int(ties)
-    k, n = wins, wins + losses
-    if tie_policy == "loss":
-        n += ties
-    elif tie_policy == "win":
-        k += ties
-        n += ties
-    if n == 0:
-        raise ValueError(
-            f"All {ties} pairs are ties, so the sign test has nothing to test with ties='drop'. "
-            "The samples do not differ in any pair; report that instead of a p-value."
-        )
-    if wins + losses + ties < 2:
-        raise ValueError(f"The sign test needs at least 2 pairs; got {wins + losses + ties}.")
+    wins, losses, ties = _checked_counts(wins, losses, ties, tie_policy)
+    k, n = _counted(wins, losses, ties, tie_policy)
     res = stats.binomtest(k, n, 0.5, alternative=alternative)
-    handling = {
-        "drop": f"{ties} tied pairs dropped (ties='drop')",
-        "loss": f"{ties} tied pairs counted as losses of the first sample (ties='loss')",
-        "win": f"{ties} tied pairs counted as wins of the first sample (ties='win')",
-    }[tie_policy]
+    handling = _HANDLING[tie_policy].format(ties=ties)
 
     def ci(level: float) -> tuple[float, float]:
         return tuple(res.proportion_ci(confidence_level=level, method="exact"))
@@ -119,3 +98,38 @@ def sign_test_from_counts(
         tie_policy=tie_policy,
         _ci=ci,
     )
+
+
+_HANDLING = {
+    "drop": "{ties} tied pairs dropped (ties='drop')",
+    "loss": "{ties} tied pairs counted as losses of the first sample (ties='loss')",
+    "win": "{ties} tied pairs counted as wins of the first sample (ties='win')",
+}
+
+
+def _checked_counts(wins: int, losses: int, ties: int, tie_policy: str) -> tuple[int, int, int]:
+    """Validate the tie policy and the counts (non-negative integers); return them as ints."""
+    if tie_policy not in TIE_POLICIES:
+        raise ValueError(f"ties (tie_policy) must be one of {TIE_POLICIES}; got {tie_policy!r} instead.")
+    for name, v in (("wins", wins), ("losses", losses), ("ties", ties)):
+        if int(v) != v or v < 0:
+            raise ValueError(f"{name} must be a non-negative integer count; got {v!r}.")
+    return int(wins), int(losses), int(ties)
+
+
+def _counted(wins: int, losses: int, ties: int, tie_policy: str) -> tuple[int, int]:
+    """(wins counted, pairs counted) under the tie policy; ValueError if nothing or too little to test."""
+    k, n = wins, wins + losses
+    if tie_policy == "loss":
+        n += ties
+    elif tie_policy == "win":
+        k += ties
+        n += ties
+    if n == 0:
+        raise ValueError(
+            f"All {ties} pairs are ties, so the sign test has nothing to test with ties='drop'. "
+            "The samples do not differ in any pair; report that instead of a p-value."
+        )
+    if wins + losses + ties < 2:
+        raise ValueError(f"The sign test needs at least 2 pairs; got {wins + losses + ties}.")
+    return k, n
