@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.stats.means import paired_difference
-from evalkit.stats.multiplicity import MultiplicityResult, adjust_pvalues
+from evalkit.stats.multiplicity import MultiplicityResult, _adjust_pair_table
 from evalkit.stats.paired import wilcoxon_test
 from evalkit.stats.scores import check_columns
 from evalkit.stats.sign import sign_test
@@ -113,6 +113,20 @@ def compare_systems(
     check_columns(scores, {"system": system, "item": item, "score": score})
     if test not in PAIRED_TESTS:
         raise ValueError(f"test must be one of {tuple(PAIRED_TESTS)}; got {test!r}.")
+    wide = _wide_scores(scores, system=system, item=item, score=score)
+    rows = [_pair_row(wide, a, b, test=test, confidence_level=confidence_level) for a, b in _pairs(wide, pairs)]
+    cols = ["a", "b", "n_items", "only_a", "only_b", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high",
+            "correlation", "effect_size", "test", "statistic", "df", "pvalue", "pvalue_adjusted", "reject", "note"]
+    table = pd.DataFrame(rows).reindex(columns=cols)
+    label = pairs if isinstance(pairs, str) else "given pairs"
+    mult = _adjust_pair_table(table, method=adjust, alpha=alpha, family=family,
+                              describe=f"paired comparisons ({label}) on shared items")
+    name = {"paired_t": "Paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "Exact sign test"}[test]
+    return PairwiseComparison(table=table, multiplicity=mult, test=name, confidence_level=confidence_level)
+
+
+def _wide_scores(scores: pd.DataFrame, *, system: str, item: str, score: str) -> pd.DataFrame:
+    """Items x systems table of scores (NaN where a system lacks an item); rejects duplicated (system, item)."""
     frame = scores[[system, item, score]].copy()
     frame[system] = frame[system].astype(str)
     frame[item] = frame[item].astype(str)
@@ -122,42 +136,27 @@ def compare_systems(
     wide = frame.pivot(index=item, columns=system, values=score)
     if wide.shape[1] < 2:
         raise ValueError(f"Need at least two systems to compare; found {list(wide.columns)}.")
-    rows = []
-    for a, b in _pairs(wide, pairs):
-        xa, xb = wide[a].to_numpy(float), wide[b].to_numpy(float)
-        ok = ~np.isnan(xa) & ~np.isnan(xb)
-        row = {"a": a, "b": b, "n_items": int(ok.sum()),
-               "only_a": int((~np.isnan(xa) & np.isnan(xb)).sum()),
-               "only_b": int((np.isnan(xa) & ~np.isnan(xb)).sum())}
-        x, y = xa[ok], xb[ok]
-        try:
-            est = paired_difference(x, y, confidence_level=confidence_level)
-            res = PAIRED_TESTS[test](x, y)
-        except ValueError as exc:
-            row.update(mean_a=float(np.mean(x)) if x.size else np.nan,
-                       mean_b=float(np.mean(y)) if y.size else np.nan, note=f"not tested: {exc}")
-            rows.append(row)
-            continue
-        lo, hi = est.confidence_interval()
-        row.update(mean_a=est.details["mean_x"], mean_b=est.details["mean_y"], diff=est.estimate, se=est.se,
-                   ci_low=lo, ci_high=hi, correlation=est.details["correlation"],
-                   effect_size=float(np.mean(x - y) / np.std(x - y, ddof=1)),
-                   test=res.method, statistic=res.statistic, df=res.df, pvalue=res.pvalue, note="")
-        rows.append(row)
-    cols = ["a", "b", "n_items", "only_a", "only_b", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high",
-            "correlation", "effect_size", "test", "statistic", "df", "pvalue", "pvalue_adjusted", "reject", "note"]
-    table = pd.DataFrame(rows).reindex(columns=cols)
-    tested = table["pvalue"].notna()
-    mult = None
-    if tested.any():
-        label = pairs if isinstance(pairs, str) else "given pairs"
-        fam = family or f"{int(tested.sum())} paired comparisons ({label}) on shared items"
-        mult = adjust_pvalues(table.loc[tested, "pvalue"].to_numpy(float), method=adjust, family=fam, alpha=alpha,
-                              names=[f"{a} vs {b}" for a, b in zip(table.loc[tested, "a"], table.loc[tested, "b"], strict=True)])
-        table.loc[tested, "pvalue_adjusted"] = np.asarray(mult.adjusted, dtype=float)
-    reject = pd.array([pd.NA] * len(table), dtype="boolean")
-    if mult is not None:
-        reject[np.flatnonzero(tested.to_numpy())] = np.asarray(mult.reject, dtype=bool)
-    table["reject"] = reject
-    name = {"paired_t": "Paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "Exact sign test"}[test]
-    return PairwiseComparison(table=table, multiplicity=mult, test=name, confidence_level=confidence_level)
+    return wide
+
+
+def _pair_row(wide: pd.DataFrame, a: str, b: str, *, test: str, confidence_level: float) -> dict[str, object]:
+    """One row of the table: item counts, the paired difference with its interval, the test (or a note)."""
+    xa, xb = wide[a].to_numpy(float), wide[b].to_numpy(float)
+    ok = ~np.isnan(xa) & ~np.isnan(xb)
+    row: dict[str, object] = {"a": a, "b": b, "n_items": int(ok.sum()),
+                              "only_a": int((~np.isnan(xa) & np.isnan(xb)).sum()),
+                              "only_b": int((np.isnan(xa) & ~np.isnan(xb)).sum())}
+    x, y = xa[ok], xb[ok]
+    try:
+        est = paired_difference(x, y, confidence_level=confidence_level)
+        res = PAIRED_TESTS[test](x, y)
+    except ValueError as exc:
+        row.update(mean_a=float(np.mean(x)) if x.size else np.nan,
+                   mean_b=float(np.mean(y)) if y.size else np.nan, note=f"not tested: {exc}")
+        return row
+    lo, hi = est.confidence_interval()
+    row.update(mean_a=est.details["mean_x"], mean_b=est.details["mean_y"], diff=est.estimate, se=est.se,
+               ci_low=lo, ci_high=hi, correlation=est.details["correlation"],
+               effect_size=float(np.mean(x - y) / np.std(x - y, ddof=1)),
+               test=res.method, statistic=res.statistic, df=res.df, pvalue=res.pvalue, note="")
+    return row
