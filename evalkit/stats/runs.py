@@ -31,7 +31,7 @@ from evalkit.stats._result import TestResult
 from evalkit.stats.means import paired_difference
 from evalkit.stats.multiplicity import MultiplicityResult, adjust_pvalues
 from evalkit.stats.paired import mcnemar_test, paired_bootstrap, permutation_test
-from evalkit.stats.scores import paired_scores
+from evalkit.stats.scores import PairedScores, paired_scores
 
 __all__ = ["RUN_TESTS", "RunComparison", "task_means", "compare_runs"]
 
@@ -182,31 +182,10 @@ def compare_runs(
     for a, b in _pairs(systems, pairs, baseline):
         ps = paired_scores(means, a, b, system="system", item="task", score="score")
         unmatched[(a, b)] = (tuple(ps.only_a), tuple(ps.only_b))
-        shared = ps.frame.rename(columns={"item": "task"})
-        runs = means.set_index(["system", "task"])["runs"]
-        ra = runs.loc[a].reindex(shared["task"]).to_numpy()
-        rb = runs.loc[b].reindex(shared["task"]).to_numpy()
-        row = {"a": a, "b": b, "n_tasks": len(shared), "only_a": len(ps.only_a), "only_b": len(ps.only_b),
-               "runs_a": float(ra.mean()) if ra.size else np.nan, "runs_b": float(rb.mean()) if rb.size else np.nan,
-               "mean_a": float(shared["a"].mean()), "mean_b": float(shared["b"].mean())}
-        if cluster:
-            shared["cluster"] = shared["task"].map(means.drop_duplicates("task").set_index("task")["cluster"])
-        try:
-            est = paired_difference(shared["a"], shared["b"],
-                                    clusters=shared["cluster"] if cluster else None, confidence_level=confidence_level)
-            lo, hi = est.confidence_interval()
-            row.update(diff=est.estimate, se=est.se, df=est.df, ci_low=lo, ci_high=hi,
-                       se_method=f"CR1 clustered by {cluster} ({int(shared['cluster'].nunique())} clusters)" if cluster
-                       else "CLT over tasks", correlation=est.details["correlation"])
-            single = binary and bool((ra == 1).all() and (rb == 1).all())
-            res = _pair_test(shared, test, single, bool(cluster), n_resamples, rng)
+        row, res = _run_pair_row(means, ps, a, b, binary=binary, cluster=cluster, test=test,
+                                 confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
+        if res is not None:
             results[(a, b)] = res
-            row.update(test=res.method, statistic=res.statistic, pvalue=res.pvalue, note="")
-            if "b" in res.details:
-                row.update(a_only_pass=res.details["b"], b_only_pass=res.details["c"])
-        except ValueError as exc:  # too few tasks, zero variance, no discordant pair: say so, keep the others
-            row.update(diff=float(shared["a"].mean() - shared["b"].mean()) if len(shared) else np.nan,
-                       pvalue=np.nan, note=str(exc))
         rows.append(row)
     table = pd.DataFrame(rows)
     tested = table["pvalue"].notna()
@@ -218,3 +197,41 @@ def compare_runs(
         table.loc[tested, "pvalue_adjusted"] = mult.adjusted
         table.loc[tested, "reject"] = mult.reject
     return RunComparison(table=table, unmatched=unmatched, multiplicity=mult, results=results, cluster=cluster)
+
+
+def _run_pair_row(
+    means: pd.DataFrame, ps: PairedScores, a: str, b: str, *, binary: bool, cluster: str | None, test: str,
+    confidence_level: float, n_resamples: int, rng: RNGLike,
+) -> tuple[dict[str, object], TestResult | None]:
+    """One row of the table (tasks, runs, means, difference with its SE, the test) and the test result.
+
+    A ValueError of the estimate or the test (too few tasks, zero variance, no discordant pair) becomes
+    the row's ``note`` with ``pvalue`` NaN and no result, so the other pairs are kept.
+    """
+    shared = ps.frame.rename(columns={"item": "task"})
+    runs = means.set_index(["system", "task"])["runs"]
+    ra = runs.loc[a].reindex(shared["task"]).to_numpy()
+    rb = runs.loc[b].reindex(shared["task"]).to_numpy()
+    row: dict[str, object] = {
+        "a": a, "b": b, "n_tasks": len(shared), "only_a": len(ps.only_a), "only_b": len(ps.only_b),
+        "runs_a": float(ra.mean()) if ra.size else np.nan, "runs_b": float(rb.mean()) if rb.size else np.nan,
+        "mean_a": float(shared["a"].mean()), "mean_b": float(shared["b"].mean())}
+    if cluster:
+        shared["cluster"] = shared["task"].map(means.drop_duplicates("task").set_index("task")["cluster"])
+    try:
+        est = paired_difference(shared["a"], shared["b"],
+                                clusters=shared["cluster"] if cluster else None, confidence_level=confidence_level)
+        lo, hi = est.confidence_interval()
+        row.update(diff=est.estimate, se=est.se, df=est.df, ci_low=lo, ci_high=hi,
+                   se_method=f"CR1 clustered by {cluster} ({int(shared['cluster'].nunique())} clusters)" if cluster
+                   else "CLT over tasks", correlation=est.details["correlation"])
+        single = binary and bool((ra == 1).all() and (rb == 1).all())
+        res = _pair_test(shared, test, single, bool(cluster), n_resamples, rng)
+    except ValueError as exc:  # too few tasks, zero variance, no discordant pair: say so, keep the others
+        row.update(diff=float(shared["a"].mean() - shared["b"].mean()) if len(shared) else np.nan,
+                   pvalue=np.nan, note=str(exc))
+        return row, None
+    row.update(test=res.method, statistic=res.statistic, pvalue=res.pvalue, note="")
+    if "b" in res.details:
+        row.update(a_only_pass=res.details["b"], b_only_pass=res.details["c"])
+    return row, res
