@@ -14,6 +14,7 @@ __all__ = [
     "as_sample",
     "as_pairs",
     "check_pvalues",
+    "named_pairs",
 ]
 
 ALTERNATIVES = ("two-sided", "less", "greater")
@@ -93,3 +94,9 @@ def check_pvalues(pvalues: ArrayLike, *, name: str = "pvalues") -> np.ndarray:
             f"({int(bad.sum())} values outside [0, 1] or NaN)."
         )
     return p
+
+
+def named_pairs(pairs: Sequence[tuple[object, object]], known: Sequence[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Given pairs as ``(str, str)`` tuples, and the sorted names in them that are not in ``known``."""
+    out = [(str(a), str(b)) for a, b in pairs]
+    return out, sorted({name for pair in out for name in pair} - set(known))

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit.stats._validate import named_pairs
 from evalkit.stats.multiplicity import MultiplicityResult, _adjust_pair_table
 from evalkit.stats.proportions import win_rate
 from evalkit.stats.sign import sign_test_from_counts
@@ -126,8 +127,7 @@ def _pairs_to_test(
         if pairs == "adjacent":
             return [(a, b) for a, b in zip(order[:-1], order[1:], strict=True)]
         raise ValueError(f"pairs must be 'adjacent', 'all' or a list of (a, b); got {pairs!r}.")
-    todo = [(str(a), str(b)) for a, b in pairs]
-    unknown = sorted({p for ab in todo for p in ab} - set(idx))
+    todo, unknown = named_pairs(pairs, list(idx))
     if unknown:
         raise ValueError(f"Unknown players in pairs: {unknown}.")
     return todo

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from evalkit.stats._validate import named_pairs
 from evalkit.stats.means import paired_difference
 from evalkit.stats.multiplicity import MultiplicityResult, _adjust_pair_table
 from evalkit.stats.paired import wilcoxon_test
@@ -75,8 +76,7 @@ def _pairs(wide: pd.DataFrame, pairs: str | Sequence[tuple[str, str]]) -> list[t
         if pairs == "adjacent":
             return list(zip(order[:-1], order[1:], strict=True))
         raise ValueError(f"pairs must be 'all', 'adjacent' or a list of (a, b) tuples; got {pairs!r}.")
-    out = [(str(a), str(b)) for a, b in pairs]
-    unknown = sorted({s for p in out for s in p} - set(systems))
+    out, unknown = named_pairs(pairs, systems)
     if unknown:
         raise ValueError(f"Unknown systems in pairs: {unknown}; the scores have {systems[:10]}.")
     return out
