@@ -12,8 +12,8 @@ from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bt import TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
-from evalkit.ratings.elo import ELO_SCALE, elo_intervals, interval_label, uses_sparse_intervals
-from evalkit.ratings.ranks import RANK_MAX_PLAYERS, fastchat_rank, rank_values
+from evalkit.ratings.elo import elo_intervals, interval_label, uses_sparse_intervals
+from evalkit.ratings.ranks import fastchat_rank, fit_rank_values
 from evalkit.summary import tally_columns
 
 if TYPE_CHECKING:
@@ -171,20 +171,9 @@ def leaderboard_columns(
         robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
                   if cluster is not None and interval == "sandwich" else interval)
         attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
-    ranks, attrs["ranks"] = _ranks(fit, boot=boot, cov=cov, se=se, level=level, rng=rng)
+    # one covariance for intervals and ranks; none (no ranks) on the sparse path of thousands of players
+    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=level, rng=rng)
     return Leaderboard(_tabulate(fit.players, cols, cells, ranks), attrs)
-
-
-def _ranks(fit, *, boot, cov, se: str, level: float, rng: RNGLike | None) -> tuple[dict | None, str]:
-    """Simultaneous rank columns in fit order: from the bootstrap replicates when there are
-    enough, else 2000 Gaussian draws from ``cov`` (none above ``RANK_MAX_PLAYERS``)."""
-    est = ELO_SCALE * fit.theta
-    if boot is not None and len(boot.theta) >= 20:
-        return rank_values(fit.players, est, replicates=ELO_SCALE * boot.theta,
-                           how=f"{len(boot.theta)} bootstrap replicates", level=level)
-    if len(fit.players) > RANK_MAX_PLAYERS or cov is None:  # no covariance: the sparse path (thousands of players)
-        return rank_values(fit.players, est, level=level)
-    return rank_values(fit.players, est, cov=cov * ELO_SCALE**2, how=se, level=level, rng=rng)
 
 
 def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> str:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from evalkit.ratings.bt import BTFit
 
 __all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
-           "rank_columns", "add_rank_columns", "rank_values",
+           "rank_columns", "add_rank_columns", "rank_values", "fit_rank_values",
            "RANK_MAX_PLAYERS"]
 
 
@@ -180,6 +180,26 @@ def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int =
     return np.asarray(estimate, float) + (z * np.sqrt(np.clip(w, 0.0, None))) @ v.T
 
 
+def fit_rank_values(
+    fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich", frame: pd.DataFrame | None = None,
+    cluster: str | None = None, level: float = 0.95, rng: RNGLike | None = None,
+    max_players: int = RANK_MAX_PLAYERS, cov: np.ndarray | None = None,
+) -> tuple[dict[str, np.ndarray] | None, str]:
+    """:func:`rank_values` of a fit, in fit order: from the bootstrap replicates when there are
+    at least 20, else 2000 Gaussian draws from the fit's ``se`` covariance (``cov`` when the
+    caller already has it; not computed above ``max_players``, where the columns are skipped)."""
+    est = ELO_SCALE * fit.theta
+    if boot is not None and len(boot.theta) >= 20:
+        return rank_values(fit.players, est, replicates=ELO_SCALE * boot.theta,
+                           how=f"{len(boot.theta)} bootstrap replicates", level=level, max_players=max_players)
+    if len(fit.players) > max_players:  # do not compute a covariance that will not be used
+        return rank_values(fit.players, est, level=level, max_players=max_players)
+    if cov is None:
+        cov = fit.covariance(se, frame=frame, cluster=cluster)
+    return rank_values(fit.players, est, cov=cov * ELO_SCALE**2, how=se, level=level, rng=rng,
+                       max_players=max_players)
+
+
 def rank_columns(
     table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
     frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
@@ -194,15 +214,9 @@ def rank_columns(
     ``max_players`` only ``rank_fastchat`` is filled (the others are NA, and ``attrs`` says so).
     ``cov`` is the fit's centred ``se`` covariance when the caller already has it.
     """
-    if boot is not None and len(boot.theta) >= 20:
-        return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, replicates=ELO_SCALE * boot.theta,
-                                how=f"{len(boot.theta)} bootstrap replicates", level=level, max_players=max_players)
-    if len(fit.players) > max_players:  # do not compute a covariance that will not be used
-        return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, level=level, max_players=max_players)
-    if cov is None:
-        cov = fit.covariance(se, frame=frame, cluster=cluster)
-    return add_rank_columns(table, fit.players, ELO_SCALE * fit.theta, cov=cov * ELO_SCALE**2, how=se, level=level,
-                            rng=rng, max_players=max_players)
+    cols, info = fit_rank_values(fit, boot=boot, se=se, frame=frame, cluster=cluster, level=level, rng=rng,
+                                 max_players=max_players, cov=cov)
+    return _place(table, fit.players, cols, info)
 
 
 def rank_values(
@@ -237,12 +251,19 @@ def add_rank_columns(
 ) -> pd.DataFrame:
     """:func:`rank_columns` for any fit: ``estimate`` (Elo, in ``players`` order) with bootstrap
     ``replicates`` or a covariance ``cov`` (then 2000 Gaussian draws seeded by ``rng``, 0 when None)."""
+    cols, info = rank_values(players, estimate, replicates=replicates, cov=cov, how=how, level=level, rng=rng,
+                             max_players=max_players)
+    return _place(table, players, cols, info)
+
+
+def _place(table: pd.DataFrame, players: tuple[str, ...], cols: dict[str, np.ndarray] | None,
+           info: str) -> pd.DataFrame:
+    """``table`` with ``rank_fastchat`` and the rank columns (given in ``players`` order; NA when
+    skipped) placed on its rows, and ``attrs["ranks"] = info``."""
     import pandas as pd
 
     out = table.copy()
     out["rank_fastchat"] = fastchat_rank(out["ci_low"].to_numpy(), out["ci_high"].to_numpy())
-    cols, info = rank_values(players, estimate, replicates=replicates, cov=cov, how=how, level=level, rng=rng,
-                             max_players=max_players)
     if cols is None:
         out["rank_low"], out["rank_high"], out["tie_group"] = pd.NA, pd.NA, pd.NA
     else:
