@@ -65,17 +65,18 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
     import pandas as pd
 
     frame = _frame_of(frame)
-    cols = tally_columns(frame["player_a"], frame["player_b"], frame["outcome"], frame["weight"])
+    from evalkit.ratings.counts import encode_players  # (evalkit.ratings imports this module)
+
+    cols = tally_columns(*encode_players(frame["player_a"], frame["player_b"]), frame["outcome"], frame["weight"])
     out = pd.DataFrame({**cols, "model": list(cols["model"])})
     return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
 
 
-def tally_columns(player_a: object, player_b: object, outcome: object, weight: object) -> dict[str, np.ndarray]:
-    """The columns of :func:`summarize` (numpy, players sorted by name, unsorted rows) from the
-    columns of a valid comparisons frame or of its cells (frequency weights)."""
-    from evalkit.ratings.counts import encode_players  # (evalkit.ratings imports this module)
-
-    players, a, b = encode_players(player_a, player_b)
+def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcome: object,
+                  weight: object) -> dict[str, np.ndarray]:
+    """The columns of :func:`summarize` (numpy, in ``players`` order, unsorted) from player codes
+    (:func:`evalkit.ratings.counts.encode_players`) and the outcome and weight columns of a valid
+    comparisons frame or of its cells (frequency weights)."""
     k = len(players)
     s = np.asarray(outcome, dtype=float)
     w = np.asarray(weight, dtype=float)

@@ -76,6 +76,7 @@ class ComparisonCounts:
                 raise ValueError(f"The columns of a counts table must have one length; got {sorted(lengths)}.")
             names = list(self._arrays)
         self._cluster = cluster
+        self._codes: tuple[tuple[str, ...], np.ndarray, np.ndarray] | None = None
         missing = [c for c in CELL_COLUMNS if c not in names]
         if cluster is not None and cluster not in names:
             missing.append(cluster)
@@ -105,6 +106,16 @@ class ComparisonCounts:
             self._frame = pd.DataFrame(self._arrays)
         return self._frame
 
+    def codes(self) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+        """``(players, a, b)``: players sorted by name and the codes of ``player_a`` / ``player_b``
+        (:func:`evalkit.ratings.counts.encode_players`), computed once and kept: the fit and the
+        tallies of a leaderboard both need them."""
+        if self._codes is None:
+            from evalkit.ratings.counts import encode_players
+
+            self._codes = encode_players(self.column("player_a"), self.column("player_b"))
+        return self._codes
+
     def column(self, name: str) -> np.ndarray:
         """One column of the cells as a numpy array (strings as an object array)."""
         if self._arrays is not None:
@@ -124,7 +135,7 @@ class ComparisonCounts:
     @property
     def players(self) -> tuple[str, ...]:
         """Player names, sorted."""
-        return tuple(sorted(set(self.column("player_a").tolist()) | set(self.column("player_b").tolist())))
+        return self.codes()[0]
 
     @property
     def n_clusters(self) -> int | None:

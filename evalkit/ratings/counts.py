@@ -306,7 +306,7 @@ def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) 
     """
     fast = None
     if isinstance(frame, ComparisonCounts):  # valid cells, numpy columns
-        players, a, b = encode_players(frame.column("player_a"), frame.column("player_b"))
+        players, a, b = frame.codes()
         fast = players, a, b, frame.column("outcome").astype(float), frame.column("weight").astype(float)
     elif validate:
         fast = _fast_columns(frame)

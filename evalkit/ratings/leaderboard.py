@@ -207,7 +207,7 @@ def _tabulate(players: tuple[str, ...], elo: dict[str, np.ndarray], cells: Compa
               ranks: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
     """Elo columns joined with the per-model tallies and ranks, best model first (ties in
     Elo by name: the players are sorted by name)."""
-    tally = tally_columns(cells.column("player_a"), cells.column("player_b"), cells.column("outcome"),
+    tally = tally_columns(*cells.codes(), cells.column("outcome"),
                           cells.column("weight"))
     order = np.lexsort((np.arange(len(players)), -elo["elo"]))
     out: dict[str, np.ndarray] = {"rank": np.arange(1, len(players) + 1),
