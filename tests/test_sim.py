@@ -274,3 +274,24 @@ def test_default_policy_is_the_posts_rules():
     # the bundled parameter set uses the post's rules and the pre-declared aggregator
     bundled = load_params()
     assert bundled.policy.departures() == {} and bundled.aggregate == "mean-curve"
+
+
+def test_cost_inherit_correlates_a_branch_and_keeps_the_structure():
+    from evalkit.sim import GeneratorParams
+
+    # log cost = the noise z alone (no depth growth, no clock), merges off so a step's one parent is its primary
+    p = GeneratorParams(cost_law="geometric", cost_growth=0.0, clock_spread=0.0, cost_sigma=1.0, merge_p=0.0)
+    zc, zp = [], []
+    for s in range(12):
+        plain, inh = generate_dag(p, rng=s), generate_dag(p.replace(cost_inherit=0.6), rng=s)
+        for f in ("depth", "value", "parent_idx", "parent_ptr"):  # costs are drawn last: same structure
+            np.testing.assert_array_equal(getattr(plain, f), getattr(inh, f))
+        z = np.log(inh.cost)
+        zc.append(z[1:])
+        zp.append(z[inh.parent_idx[inh.parent_ptr[1:-1]]])
+    zc, zp = np.concatenate(zc), np.concatenate(zp)
+    # z = 0.6 z_parent + 0.8 e keeps N(0, 1) at every depth; corr(child, parent) = 0.6, se ~ 1/sqrt(8000)
+    assert np.corrcoef(zc, zp)[0, 1] == pytest.approx(0.6, abs=0.04)
+    assert np.std(zc) == pytest.approx(1.0, abs=0.04)
+    with pytest.raises(ValueError, match="cost_inherit"):
+        GeneratorParams(cost_inherit=1.0)

@@ -40,7 +40,9 @@ class GeneratorParams:
     from ``mu_top`` to ``mu_bottom``, ``q ~ N(0, fertility_sd^2)`` per DAG. Cost:
     ``cost_law="geometric"``: ``exp(cost_growth * (d / (D - 1)) ** cost_shape)``; ``"linear"``:
     ``1 + cost_growth * d / (D - 1)``; times ``exp(cost_sigma z)`` per step and a task clock
-    ``exp(U(-clock_spread, clock_spread))``.
+    ``exp(U(-clock_spread, clock_spread))``. ``cost_inherit`` (``rho``, default 0: independent
+    noise) makes a step's cost noise a variant of its primary parent's, ``z = rho z_parent +
+    sqrt(1 - rho^2) e``, so whole branches are cheap or expensive.
     """
 
     n_steps: float = 723.0
@@ -67,6 +69,7 @@ class GeneratorParams:
     cost_growth: float = 9.0
     cost_shape: float = 1.0
     cost_sigma: float = 0.2
+    cost_inherit: float = 0.0
     clock_spread: float = 0.3
 
     def __post_init__(self) -> None:
@@ -79,6 +82,8 @@ class GeneratorParams:
                 raise ValueError(f"{name} must be a finite number >= 2; got {getattr(self, name)!r}.")
         if not 0 <= self.merge_p <= 1 or not 0 <= self.sibling_p <= 1:
             raise ValueError("merge_p and sibling_p must lie in [0, 1].")
+        if not 0 <= self.cost_inherit < 1:
+            raise ValueError(f"cost_inherit must lie in [0, 1); got {self.cost_inherit!r}.")
 
     def replace(self, **changes: object) -> GeneratorParams:
         return dataclasses.replace(self, **changes)
@@ -171,12 +176,12 @@ def _structure(p: GeneratorParams, g: np.random.Generator, n_steps: int | None,
         lo, hi = start[d], start[d + 1]
         best = np.maximum.reduceat(value[pidx[ptr[lo] : ptr[hi]]], ptr[lo:hi] - ptr[lo])
         value[lo:hi] = best + delta[lo:hi]
-    return depth, value, pidx, child, frac
+    return depth, value, pidx, child, frac, primary
 
 
 #: Costs are drawn last, so DAGs that differ only in the cost law (a broken simulator, a calibration
 #: candidate) share their structure: a small LRU keyed by the structural knobs and the generator's state.
-_COST_KNOBS = frozenset({"cost_law", "cost_growth", "cost_shape", "cost_sigma", "clock_spread"})
+_COST_KNOBS = frozenset({"cost_law", "cost_growth", "cost_shape", "cost_sigma", "cost_inherit", "clock_spread"})
 _STRUCTURES: OrderedDict = OrderedDict()
 _CACHE_SIZE = 1024
 
@@ -219,12 +224,12 @@ def generate_dag(
     hit = _STRUCTURES.get(key) if key is not None else None
     if hit is not None:
         _STRUCTURES.move_to_end(key)
-        depth, value, pidx, child, frac, state = hit
+        depth, value, pidx, child, frac, primary, state = hit
         g.bit_generator.state = state
     else:
-        depth, value, pidx, child, frac = _structure(p, g, n_steps, n_layers)
+        depth, value, pidx, child, frac, primary = _structure(p, g, n_steps, n_layers)
         if key is not None:
-            _STRUCTURES[key] = (depth, value, pidx, child, frac, g.bit_generator.state)
+            _STRUCTURES[key] = (depth, value, pidx, child, frac, primary, g.bit_generator.state)
             if len(_STRUCTURES) > _CACHE_SIZE:
                 _STRUCTURES.popitem(last=False)
     n = depth.size
@@ -233,7 +238,14 @@ def generate_dag(
     else:
         base = 1.0 + p.cost_growth * frac
     clock = np.exp(g.uniform(-p.clock_spread, p.clock_spread))
-    cost = clock * base * np.exp(p.cost_sigma * g.standard_normal(n))
+    z = g.standard_normal(n)
+    if p.cost_inherit > 0:  # layer by layer: a parent's noise is final before its children's
+        rho, e = p.cost_inherit, z.copy()
+        w = np.sqrt(1.0 - rho * rho)
+        for d in range(1, int(depth[-1]) + 1):
+            sl = slice(int(np.searchsorted(depth, d)), int(np.searchsorted(depth, d, side="right")))
+            z[sl] = rho * z[primary[sl]] + w * e[sl]
+    cost = clock * base * np.exp(p.cost_sigma * z)
     return _from_edges(depth, cost, value, pidx, child)
 
 
