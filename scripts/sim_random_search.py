@@ -81,17 +81,18 @@ def main() -> None:
     kinds = pd.read_csv(ROOT / "data" / "sim" / "claims.csv")
     evidence = set(kinds.loc[kinds["kind"] == "evidence", "claim"])
     g = np.random.default_rng(a.rng)
-    centre = json.loads(a.around) if a.around else None
+    base = load_params()
+    # a knob the --around JSON leaves out is centred on the bundled set's value, not on 0
+    centre = {**dataclasses.asdict(base.generator), **json.loads(a.around)} if a.around else None
 
     def draw() -> dict[str, float]:
         if centre is None:
             return sample(g)
         out = {}
         for k, (klo, khi, _) in SPACE.items():
-            out[k] = round(float(np.clip(centre.get(k, 0.0) + a.width * (khi - klo) * g.standard_normal(), klo, khi)), 3)
+            out[k] = round(float(np.clip(centre[k] + a.width * (khi - klo) * g.standard_normal(), klo, khi)), 3)
         return out
 
-    base = load_params()
     done = 0
     while done < a.n:
         knobs = [draw() for _ in range(min(a.batch, a.n - done))]

@@ -242,9 +242,9 @@ def generate_dag(
     if p.cost_inherit > 0:  # layer by layer: a parent's noise is final before its children's
         rho, e = p.cost_inherit, z.copy()
         w = np.sqrt(1.0 - rho * rho)
-        for d in range(1, int(depth[-1]) + 1):
-            sl = slice(int(np.searchsorted(depth, d)), int(np.searchsorted(depth, d, side="right")))
-            z[sl] = rho * z[primary[sl]] + w * e[sl]
+        bounds = np.searchsorted(depth, np.arange(int(depth[-1]) + 2)).tolist()  # depth is sorted by layer
+        for lo, hi in zip(bounds[1:-1], bounds[2:], strict=True):
+            z[lo:hi] = rho * z[primary[lo:hi]] + w * e[lo:hi]
     cost = clock * base * np.exp(p.cost_sigma * z)
     return _from_edges(depth, cost, value, pidx, child)
 
