@@ -11,6 +11,10 @@ one row per candidate with its full parameter set), so the history is complete e
 is stopped.
 
     python scripts/sim_random_search.py --n 240 --rng 20261201 --out data/sim/search_history.csv
+
+``--fig11 100-104`` also runs figure 11 (model only) on those seeds for every candidate and records
+``fig11_held`` (rows holding on >= 4 of 5) and ``f11_start`` (pass@1's first slope per seed); about
+15 s more per candidate. ``--around JSON`` samples a Gaussian neighbourhood of a knob set instead.
 """
 
 from __future__ import annotations
@@ -50,7 +54,20 @@ def sample(g: np.random.Generator) -> dict[str, float]:
     return out
 
 
-def score(base: SimParams, knobs: list[dict], seeds: list[int], evidence: set[str]) -> list[dict]:
+def fig11_score(params: SimParams, seeds: list[int]) -> dict:
+    """Figure 11's rows on ``seeds`` (model only): rows holding on >= 4 of 5 seeds, F11.start's seeds and values."""
+    from evalkit.studies import Figure11Config
+    from evalkit.studies.fig11_claims import figure11_reproduction
+
+    t = figure11_reproduction(Figure11Config(params=params, bootstrap=0), seeds=seeds)
+    held = t.groupby("claim")["holds"].sum()
+    start = t.loc[t["claim"] == "F11.start"]
+    return {"fig11_held": int((held * 3 >= len(seeds) * 2).sum()), "fig11_rows": len(held),
+            "f11_start_held": int(start["holds"].sum()), "f11_start": json.dumps([round(v, 1) for v in start["value"]])}
+
+
+def score(base: SimParams, knobs: list[dict], seeds: list[int], evidence: set[str],
+          fig11_seeds: list[int] | None = None) -> list[dict]:
     variants = {str(i): (dataclasses.replace(base, generator=base.generator.replace(**k)), ALL_PARTS)
                 for i, k in enumerate(knobs)}
     res = run_variants(variants, seeds=seeds, n_dags=16)
@@ -60,6 +77,7 @@ def score(base: SimParams, knobs: list[dict], seeds: list[int], evidence: set[st
         rows.append({"expected_rows": float(m["p_triple"].sum()),
                      "expected_evidence": float(m.loc[m.index.isin(evidence), "p_triple"].sum()),
                      "rows_held": int((m["seeds_held"] * 3 >= m["n_seeds"] * 2).sum()),
+                     **(fig11_score(variants[str(i)][0], fig11_seeds) if fig11_seeds else {}),
                      **{f"mean:{c}": float(v) for c, v in m["mean"].items()},
                      **{f"p:{c}": float(v) for c, v in m["p_triple"].items()},
                      "knobs": json.dumps(k, sort_keys=True)})
@@ -74,10 +92,15 @@ def main() -> None:
     ap.add_argument("--seeds", default="100-105")
     ap.add_argument("--around", default=None, help="JSON knobs: sample a Gaussian neighbourhood instead")
     ap.add_argument("--width", type=float, default=0.1, help="neighbourhood sd as a share of each knob's range")
+    ap.add_argument("--fig11", default=None, help="also score figure 11 on these seeds ('A-B', model only)")
     ap.add_argument("--out", default=str(ROOT / "data" / "sim" / "search_history.csv"))
     a = ap.parse_args()
     lo, hi = (int(x) for x in a.seeds.split("-"))
     seeds = list(range(lo, hi + 1))
+    f11 = None
+    if a.fig11:
+        f_lo, f_hi = (int(x) for x in a.fig11.split("-"))
+        f11 = list(range(f_lo, f_hi + 1))
     kinds = pd.read_csv(ROOT / "data" / "sim" / "claims.csv")
     evidence = set(kinds.loc[kinds["kind"] == "evidence", "claim"])
     g = np.random.default_rng(a.rng)
@@ -97,7 +120,7 @@ def main() -> None:
     while done < a.n:
         knobs = [draw() for _ in range(min(a.batch, a.n - done))]
         t0 = time.time()
-        rows = score(base, knobs, seeds, evidence)
+        rows = score(base, knobs, seeds, evidence, f11)
         df = pd.DataFrame(rows).assign(seconds=(time.time() - t0) / len(rows), rng=a.rng, around=a.around or "")
         path = Path(a.out)
         df.to_csv(path, mode="a", header=not path.exists(), index=False)

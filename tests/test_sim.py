@@ -295,3 +295,27 @@ def test_cost_inherit_correlates_a_branch_and_keeps_the_structure():
     assert np.std(zc) == pytest.approx(1.0, abs=0.04)
     with pytest.raises(ValueError, match="cost_inherit"):
         GeneratorParams(cost_inherit=1.0)
+
+
+def test_busy_agents_on_a_chain_and_on_one_wide_layer():
+    """F9.wait's measure: agent-time over time. On a chain only one agent can work (1 busy, however
+    many are started); on 8 independent unit steps 4 agents are all busy (4), closed form."""
+    from evalkit.sim.claims import _busy
+    from evalkit.sim.experiments import LEVELS, Results
+
+    def record(run):
+        tc, tb = time_to_coverage(run, LEVELS), time_to_best(run, LEVELS)
+        at = agent_time_at(run, np.concatenate([tc, tb]))
+        return np.stack([tc, tb, at[: tc.size], at[tc.size:]])
+
+    chain = dag_from_frames(pd.DataFrame({"parent": range(9), "child": range(1, 10)}),
+                            pd.DataFrame({"step": range(10), "duration": 1.0, "value": np.arange(10.0)}))
+    # a root then 8 unit steps hanging from it: the root takes 1, then 4 agents do the 8 in 2
+    fan = dag_from_frames(pd.DataFrame({"parent": 0, "child": range(1, 9)}),
+                          pd.DataFrame({"step": range(9), "duration": 1.0, "value": np.arange(9.0)}))
+    for d, k, level, want in ((chain, 4, 0.9, 1.0), (fan, 4, 1.0, (1 + 8) / 3)):
+        rec = {key: record(simulate(d, agents=n, scheduling=0.0, communication=0.0, rng=0))
+               for key, n in (("single", 1), ("standard|4", k))}
+        r = Results(0, [rec], "mean-time")
+        assert _busy(r, "single", "coverage", level) == pytest.approx(1.0)
+        assert _busy(r, "standard|4", "coverage", level) == pytest.approx(want)

@@ -120,17 +120,27 @@ def _t(r: Results, key: str, metric: str, level: float) -> float:
     return r.mean_time(key, metric, level)
 
 
-def _s_shape(r: Results, metric: str) -> float:
+def _s_shape(r: Results, metric: str, key: str = "single") -> float:
     """S-shape in log time: the middle (30 % -> 70 %) rises faster per log-time than both ends
     (10 % -> 30 % and 70 % -> 90 %); value = min of the two rate ratios (> 1 = S-shaped; a
     straight line in log time gives 1, a convex or concave curve < 1 at one end)."""
-    t = {lv: _t(r, "single", metric, lv) for lv in (0.1, 0.3, 0.7, 0.9)}
+    t = {lv: _t(r, key, metric, lv) for lv in (0.1, 0.3, 0.7, 0.9)}
 
     def rate(a: float, b: float) -> float:
         return (b - a) / max(np.log(t[b] / t[a]), 1e-9)
 
     mid = rate(0.3, 0.7)
     return float(min(mid / rate(0.1, 0.3), mid / rate(0.7, 0.9)))
+
+
+def _swarm_s_shape(r: Results, metric: str) -> float:
+    """The least S-shaped standard swarm (min of :func:`_s_shape` over the sizes)."""
+    return min(_s_shape(r, metric, f"standard|{k}") for k in SIZES)
+
+
+def _busy(r: Results, key: str, metric: str, level: float) -> float:
+    """Work-weighted mean number of busy agents to ``level``: agent-time over time (means over DAGs)."""
+    return r.mean_time(key, metric, level, agent_time=True) / r.mean_time(key, metric, level)
 
 
 def _handoffs(r: Results) -> tuple[float, float]:
@@ -218,6 +228,11 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("F3.bestless", "3", "at 50% the best score shifts less than coverage (standard 16)", None, "ordering",
           lambda r: r.speedup("standard|16", "best", 0.5) / r.speedup("standard|16", "coverage", 0.5),
           lambda r: r.speedup("standard|16", "best", 0.5) < r.speedup("standard|16", "coverage", 0.5), bounds=_BELOW1),
+    Claim("F3.scov", "3", "standard swarms keep coverage S-shaped in log time (min over sizes 2-64)", None,
+          "ordering", lambda r: _swarm_s_shape(r, "coverage"), lambda r: _swarm_s_shape(r, "coverage") > 1,
+          bounds=_ABOVE1),
+    Claim("F3.sbest", "3", "standard swarms keep the best score S-shaped in log time (min over sizes 2-64)", None,
+          "ordering", lambda r: _swarm_s_shape(r, "best"), lambda r: _swarm_s_shape(r, "best") > 1, bounds=_ABOVE1),
     Claim("F4.cov50", "4", "recursive 16: coverage speedup at 50%", 6.7, "coverage", _sp("recursive|16", "coverage", 0.5)),
     Claim("F4.cov90", "4", "recursive 16: coverage speedup at 90%", 12, "coverage", _sp("recursive|16", "coverage", 0.9)),
     Claim("F4.best50", "4", "recursive 16: best-score speedup at 50%", 4.6, "best", _sp("recursive|16", "best", 0.5)),
@@ -278,6 +293,12 @@ CLAIMS: tuple[Claim, ...] = (
           _w(136, "standard", "coverage", 0.99)),
     Claim("F9.narrowbest", "9", "narrowest, standard 16: best-score speedup at 90%", 4.9, "best",
           _w(136, "standard", "best", 0.9)),
+    Claim("F9.wait", "9", "narrowest, standard 16: most agents wait in line (mean busy agents to 90% coverage)",
+          8, "below", lambda r: _busy(r, "width|136|standard", "coverage", 0.9)),
+    Claim("F9.bestmore", "9", "narrowest, standard 16: the best score gains a little more than coverage at 90% "
+          "(speedup ratio)", None, "ordering",
+          lambda r: _w(136, "standard", "best", 0.9)(r) / _w(136, "standard", "coverage", 0.9)(r),
+          lambda r: _w(136, "standard", "best", 0.9)(r) > _w(136, "standard", "coverage", 0.9)(r), bounds=_ABOVE1),
     Claim("F10.wide90", "10", "wide (8 layers x 92), standard 16: coverage speedup at 90%", 30, "coverage",
           _w(8, "standard", "coverage", 0.9)),
     Claim("F10.widebest", "10", "wide (8 x 92), standard 16: best-score speedup at 90%", 12, "best",
