@@ -233,3 +233,28 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_the_previous_folder(tmp_path)
     assert "Traceback" not in err and last.startswith("evalkit demo: interrupted")
     assert verify_dir(previous) == [] and json.loads((previous / "run.json").read_text()) == before
     assert [p.name for p in tmp_path.iterdir()] == ["d"]  # no sessions.parquet of the new run anywhere
+
+
+def test_ctrl_c_inside_the_import_machinery_is_sent_again_not_dropped():
+    """A Ctrl-C whose handler runs in an import-lock callback would be printed as "Exception ignored"
+    and dropped by Python (the command would carry on); the CLI's handler sends it again instead."""
+    import types
+
+    from evalkit.cli import _on_sigint
+
+    with pytest.raises(KeyboardInterrupt):  # anywhere else: an ordinary KeyboardInterrupt
+        _on_sigint(signal.SIGINT, sys._getframe())
+    frame = types.SimpleNamespace(f_code=types.SimpleNamespace(co_filename="<frozen importlib._bootstrap>"))
+    previous = signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        t0 = time.monotonic()
+        try:
+            _on_sigint(signal.SIGINT, frame)  # returns at once ...
+            returned = True
+        except KeyboardInterrupt:
+            returned = False
+        with pytest.raises(KeyboardInterrupt):
+            time.sleep(5)  # ... and the signal comes back a few milliseconds later
+        assert returned and time.monotonic() - t0 < 2
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -127,6 +127,21 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
+def _on_sigint(signum: int, frame: Any) -> None:
+    """Ctrl-C: raise :class:`KeyboardInterrupt`, except inside Python's import machinery. There the
+    handler may be running in an import-lock callback, where Python prints the exception as
+    "ignored" with a traceback and drops it, so the command would carry on; the signal is sent again
+    a few milliseconds later instead, when the import is done."""
+    code = getattr(frame, "f_code", None)
+    if code is not None and code.co_filename.startswith("<frozen importlib"):
+        import os
+        import threading
+
+        threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT)).start()
+        return
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script."""
     try:
@@ -152,6 +167,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args.progress = ui.progress  # what commands hand to the library's progress= keyword
     inputs = None
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
+    previous_int = signal.signal(signal.SIGINT, _on_sigint) if _main_thread() else None
     try:
         args.inputs = inputs = Inputs(getattr(args, "encoding", None))
         with warnings.catch_warnings():
@@ -195,6 +211,8 @@ def _main(argv: Sequence[str] | None) -> int:
             inputs.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _main_thread() -> bool:
