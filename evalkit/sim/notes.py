@@ -59,7 +59,7 @@ NOTES: dict[str, str] = {
                  "(history row 43) loses F3.cov50, F3.cov90, F4.cov50, F4.best50 and F8.covmin.",
     "F8.bestall": "trade-off: the largest agent-time ratio to 90 % of the best is 1.77 +- 0.57 / 1.47 +- 0.26 "
                   "(threshold 1), from the small recursive swarms (2: 1.38, 4: 1.20, 16: 1.15 on 100-105, each "
-                  "with a seed-to-seed sd of 0.5-0.8); every standard swarm is below 1 (0.52-0.88). It held on "
+                  "with a seed-to-seed sd of 0.6-0.8); every standard swarm is below 1 (0.52-0.88). It held on "
                   "2/3 of seeds 7-9 (0.94-1.00). 27 of 536 candidates put it below 1; the best (history row 189) "
                   "loses F3.cov50, F4.cov50, F4.cov90 and F4.best50.",
     "F8.bestmin": "edge: 0.47 +- 0.17 / 0.59 +- 0.12 vs 0.60-0.80 (standard swarms of 16-64 take about half one "
