@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalkit.cli.simulate import _seed_group
 from evalkit.sim.claims import claim_table
 from evalkit.sim.experiments import ALL_PARTS, SimParams, load_params, run_variants
 from evalkit.sim.margins import margin_table
@@ -89,18 +90,13 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=240)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--rng", type=int, default=20261201)
-    ap.add_argument("--seeds", default="100-105")
+    ap.add_argument("--seeds", type=_seed_group, default="100-105")
     ap.add_argument("--around", default=None, help="JSON knobs: sample a Gaussian neighbourhood instead")
     ap.add_argument("--width", type=float, default=0.1, help="neighbourhood sd as a share of each knob's range")
-    ap.add_argument("--fig11", default=None, help="also score figure 11 on these seeds ('A-B', model only)")
+    ap.add_argument("--fig11", type=_seed_group, default=None,
+                    help="also score figure 11 on these seeds ('A-B', model only)")
     ap.add_argument("--out", default=str(ROOT / "data" / "sim" / "search_history.csv"))
     a = ap.parse_args()
-    lo, hi = (int(x) for x in a.seeds.split("-"))
-    seeds = list(range(lo, hi + 1))
-    f11 = None
-    if a.fig11:
-        f_lo, f_hi = (int(x) for x in a.fig11.split("-"))
-        f11 = list(range(f_lo, f_hi + 1))
     kinds = pd.read_csv(ROOT / "data" / "sim" / "claims.csv")
     evidence = set(kinds.loc[kinds["kind"] == "evidence", "claim"])
     g = np.random.default_rng(a.rng)
@@ -120,7 +116,7 @@ def main() -> None:
     while done < a.n:
         knobs = [draw() for _ in range(min(a.batch, a.n - done))]
         t0 = time.time()
-        rows = score(base, knobs, seeds, evidence, f11)
+        rows = score(base, knobs, a.seeds, evidence, a.fig11)
         df = pd.DataFrame(rows).assign(seconds=(time.time() - t0) / len(rows), rng=a.rng, around=a.around or "")
         path = Path(a.out)
         df.to_csv(path, mode="a", header=not path.exists(), index=False)

@@ -7,7 +7,11 @@ seeds, the history rows ``--also``, and the bundled set as the incumbent) runs t
 every figure-11 row; among those, the largest mean over the two groups of evidence rows held wins,
 then the mean of rows held. One CSV row per candidate is appended to ``--out``.
 
-    python scripts/sim_select.py --history data/sim/search_history.csv --top 6 --also 375 46 --out data/sim/selection_v4.csv
+    python scripts/sim_select.py --history data/sim/search_history.csv --top 6 --also 46 167
+    python scripts/sim_select.py --history data/sim/search_history_fig11.csv --fig11 --top 4
+
+(the v4 runs; "bundled" is whatever ``data/sim/calibrated.json`` holds when the script runs: the v2 set then).
+After each run the script prints the rule's choice over everything in ``--out`` (:func:`choose`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,16 @@ def candidates(history: Path, top: int, also: list[int], *, fig11: bool = False)
     h = pd.concat([pool.sort_values("expected_evidence", ascending=False).head(top), h.loc[also]])
     h = h.drop_duplicates("index")
     return [("bundled", {})] + [(f"#{i}", json.loads(k)) for i, k in zip(h["index"], h["knobs"], strict=True)]
+
+
+def choose(selection: pd.DataFrame) -> pd.Series:
+    """The rule: every figure-11 row held; then the most evidence rows held (mean over the two
+    groups); then the most rows held. Returns the winning row of ``selection`` (this script's CSV)."""
+    ok = selection.loc[selection["fig11 held"] == selection["fig11 rows"]]
+    groups = [c.removeprefix("held ") for c in selection.columns if c.startswith("held ")]
+    ev = ok[[f"evidence held {g}" for g in groups]].mean(axis=1)
+    rows = ok[[f"held {g}" for g in groups]].mean(axis=1)
+    return ok.loc[pd.DataFrame({"ev": ev, "rows": rows}).sort_values(["ev", "rows"]).index[-1]]
 
 
 def run(name: str, knobs: dict, base) -> dict:
@@ -74,6 +88,8 @@ def main() -> None:
         row = run(name, knobs, base) | {"history": Path(a.history).name}
         pd.DataFrame([row]).to_csv(out, mode="a", header=not out.exists(), index=False)
         print({k: v for k, v in row.items() if k != "knobs"}, flush=True)
+    best = choose(pd.read_csv(out))
+    print(f"the rule's choice so far: {best['candidate']} of {best['history']}")
 
 
 if __name__ == "__main__":

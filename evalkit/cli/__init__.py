@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import signal
 import sys
+import threading
 import traceback
 import warnings
 from collections.abc import Sequence
@@ -134,9 +136,6 @@ def _on_sigint(signum: int, frame: Any) -> None:
     a few milliseconds later instead, when the import is done."""
     code = getattr(frame, "f_code", None)
     if code is not None and code.co_filename.startswith("<frozen importlib"):
-        import os
-        import threading
-
         threading.Timer(0.005, os.kill, (os.getpid(), signal.SIGINT)).start()
         return
     raise KeyboardInterrupt
@@ -166,8 +165,9 @@ def _main(argv: Sequence[str] | None) -> int:
     args.ui = ui
     args.progress = ui.progress  # what commands hand to the library's progress= keyword
     inputs = None
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if _main_thread() else None
-    previous_int = signal.signal(signal.SIGINT, _on_sigint) if _main_thread() else None
+    main_thread = _main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    previous_int = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
     try:
         args.inputs = inputs = Inputs(getattr(args, "encoding", None))
         with warnings.catch_warnings():
@@ -216,8 +216,6 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def _main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 
