@@ -80,6 +80,10 @@ def relation(path: Path, head: bytes) -> str | None:
     lit = "'" + str(path).replace("'", "''") + "'"
     with path.open("rb") as fh:
         gz = "'gzip'" if fh.read(2) == b"\x1f\x8b" else "'none'"
+    if gz == "'gzip'":  # a gzip bomb is refused here, in well under a second, not streamed for minutes
+        from evalkit.io._limits import check_gzip_prefix
+
+        check_gzip_prefix(path)
     if kind == "parquet":
         return f"read_parquet({lit})"
     if kind == "csv":

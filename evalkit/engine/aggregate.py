@@ -19,7 +19,6 @@ weights equal) and the same :class:`~evalkit.io.ReadReport`.
 
 from __future__ import annotations
 
-import glob as _glob
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,10 +49,12 @@ def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
     for item in items:
         text = str(item)
         if any(ch in text for ch in "*?[") and not Path(text).exists():
-            found = sorted(_glob.glob(text, recursive=True))
+            from evalkit.io._walk import glob_files  # symlink loops end at their first repetition
+
+            found = glob_files(text)
             if not found:
                 raise ValueError(f"The pattern {text!r} matches no file.")
-            out += [Path(p) for p in found]
+            out += found
         else:
             out += source_paths(item)
     return out

@@ -215,12 +215,16 @@ def _canonical_order(out: pd.DataFrame) -> pd.DataFrame:
 def _read_file(path: Path, fmt: str | None) -> tuple[pd.DataFrame, bool]:
     """Read a file into a frame; the flag says whether the first data row is line 2 (CSV)."""
     suffix = (fmt or path.suffix.lstrip(".")).lower()
-    if suffix in ("csv", "tsv", "txt"):
-        return pd.read_csv(path, sep="\t" if suffix == "tsv" else ","), True
+    import io
+
+    from evalkit.io._json import check_file
+
+    if suffix in ("csv", "tsv", "txt"):  # bytes held, lines and nesting bounded before pandas parses them
+        return pd.read_csv(io.BytesIO(check_file(path, "csv")), sep="\t" if suffix == "tsv" else ","), True
     if suffix in ("jsonl", "ndjson"):
-        return pd.read_json(path, lines=True, dtype=False), False
+        return pd.read_json(io.BytesIO(check_file(path, "jsonl")), lines=True, dtype=False), False
     if suffix == "json":
-        return pd.read_json(path, dtype=False), False
+        return pd.read_json(io.BytesIO(check_file(path, "json")), dtype=False), False
     if suffix in ("parquet", "pq"):
         return pd.read_parquet(path), False
     raise ValueError(
