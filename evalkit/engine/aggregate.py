@@ -79,6 +79,8 @@ def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str 
     if same.any():
         cols = {k: v[~same] for k, v in cols.items()}
     cols["weight"] = np.asarray(cells["weight"], dtype=float)[~same]
+    if not float(cols["weight"].sum()) <= 2.0**53:  # evalkit._errors.MAX_TOTAL_WEIGHT: the pandas reader says why
+        return None
     cols["n"] = n[~same]
     if len(cols["n"]) == 0:
         return None

@@ -268,6 +268,11 @@ def _load(path: Path, encoding: str | None) -> tuple[pd.DataFrame, str]:
     if kind == "csv":
         return _from_csv(path, data), kind
     text = decode_text(path, data)
-    if kind == "json":
-        return _from_json_text(path, text), kind
-    return _from_jsonl(path, text), "jsonl"
+    try:
+        if kind == "json":
+            return _from_json_text(path, text), kind
+        return _from_jsonl(path, text), "jsonl"
+    except UnicodeEncodeError as exc:  # a lone surrogate escaped in the JSON (e.g. "\ud800")
+        raise ValueError(f"{path} holds a string that is not valid Unicode: {exc.object[exc.start:exc.end]!r} (a lone "
+                         "surrogate, written in the JSON as a \\uD8xx-\\uDFxx escape without its pair). "
+                         "Fix the file.") from None

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._errors import describe_bad, nonnegative_column, where
+from evalkit._errors import check_magnitude, describe_bad, nonnegative_column, where
 from evalkit.io._files import load_records
 from evalkit.io.schema import _to_str
 
@@ -131,7 +131,7 @@ def _check_shape(frame: pd.DataFrame, src: str) -> None:
 def _canonical_ids(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> None:
     """Turn the id columns (and ``source``) into strings in place; no id may be missing."""
     for col in _ID_COLUMNS + (("source",) if "source" in out.columns else ()):
-        out[col] = _to_str(out[col])
+        out[col] = _to_str(out[col], col, src.removeprefix(" in ") or None)
     for col in _ID_COLUMNS:
         bad = out[col].isna().to_numpy()
         if bad.any():
@@ -150,6 +150,8 @@ def _numeric_columns(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> N
             f"The 'score' column{src} must be a finite number. Got "
             f"{describe_bad(raw_score.to_numpy(), bad)} {where(bad, lines)} instead."
         )
+    check_magnitude(score, "score", source=src, lines=lines, raw=raw_score.to_numpy())
+    check_magnitude(budget, "budget", source=src, lines=lines)
     out["budget"] = budget
     out["score"] = score
     if "line" in out.columns:
