@@ -40,7 +40,8 @@ from evalkit._rng import RNGLike, as_generator
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["FRONTIER_METHODS", "hal_frontier", "pareto_set", "on_frontier", "frontier", "FrontierResult"]
+__all__ = ["FRONTIER_METHODS", "hal_frontier", "pareto_set", "on_frontier", "frontier", "FrontierResult",
+           "bootstrap_frontier"]
 
 FRONTIER_METHODS: tuple[str, ...] = ("hal", "pareto")
 
@@ -96,9 +97,11 @@ class FrontierResult:
     ----------
     table : DataFrame
         One row per kept system: ``system, n_tasks, cost, cost_low, cost_high, accuracy,
-        accuracy_low, accuracy_high, on_frontier, p_frontier, completion_rate``. ``cost`` is
-        the total over the tasks (of each task's mean cost per run); intervals are bootstrap
-        percentile intervals at ``confidence_level``.
+        accuracy_low, accuracy_high, on_frontier, p_frontier, completion_rate, near_tie``.
+        ``cost`` is the total over the tasks (of each task's mean cost per run); intervals are
+        bootstrap percentile intervals at ``confidence_level``; ``near_tie`` flags a system
+        excluded (probability < 1 - level) that its upper accuracy bound would put on the
+        frontier (then :attr:`warnings` says why its probability is not a reliable exclusion).
     dropped : DataFrame
         ``system, completion_rate, reason``: the systems ``min_completion`` left out.
     """
@@ -110,6 +113,7 @@ class FrontierResult:
     confidence_level: float
     n_resamples: int
     min_completion: float | None
+    warnings: tuple[str, ...] = ()
 
     def sentences(self) -> list[str]:
         """What the frontier says, in plain words."""
@@ -123,6 +127,10 @@ class FrontierResult:
         if len(unsure):
             out.append(f"Off it but not excluded at {100 * self.confidence_level:g}% confidence (frontier probability "
                        f">= {1 - self.confidence_level:g}): {', '.join(unsure['system'])}.")
+        out_ = self.table[(self.table["p_frontier"] < 1 - self.confidence_level) & ~self.table["near_tie"]]
+        if len(out_):
+            out.append(f"Off the frontier at {100 * self.confidence_level:g}% confidence (probability < "
+                       f"{1 - self.confidence_level:g}): {', '.join(out_['system'])}.")
         for r in self.dropped.itertuples():
             out.append(f"{r.system} was left out: {r.reason}.")
         return out
@@ -135,6 +143,52 @@ def _system_task_matrix(outcomes: pd.DataFrame, cost: str) -> tuple[list[str], l
     systems = [str(s) for s in acc.index]
     tasks = [str(t) for t in acc.columns]
     return systems, tasks, acc.to_numpy(float), cst.reindex_like(acc).to_numpy(float)
+
+
+def bootstrap_frontier(acc: np.ndarray, cost: np.ndarray, *, method: str = "hal", n_resamples: int = 2000,
+                       rng: RNGLike = 0, progress: ProgressFn | None = None
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Task-bootstrap replicates of each system's accuracy and cost, and its frontier probability.
+
+    Parameters
+    ----------
+    acc, cost : (S, T) arrays
+        Mean score and mean cost per run of each system on each task (NaN: not run).
+
+    Returns
+    -------
+    (accuracy replicates (B, S), cost replicates (B, S), frontier probability (S,))
+        A replicate draws T tasks with replacement, once for all systems; a system's accuracy is
+        its mean over its drawn tasks, its cost the total. Replicates in which a system drew
+        none of its tasks are left out of the probability.
+    """
+    generator = as_generator(rng)
+    has = ~np.isnan(acc)
+    n_sys, n_tasks = acc.shape
+    acc0, cst0, has_f = np.nan_to_num(acc), np.nan_to_num(cost), has.astype(float)
+    reps_acc = np.full((n_resamples, n_sys), np.nan)
+    reps_cost = np.full_like(reps_acc, np.nan)
+    hits = np.zeros(n_sys)
+    valid = 0
+    tick(progress, "frontier bootstrap", 0, n_resamples)
+    done = 0
+    while done < n_resamples:
+        batch = min(256, n_resamples - done)
+        idx = generator.integers(0, n_tasks, size=(batch, n_tasks))
+        counts = np.bincount((np.arange(batch)[:, None] * n_tasks + idx).ravel(),
+                             minlength=batch * n_tasks).reshape(batch, n_tasks).astype(float)
+        n_drawn = counts @ has_f.T
+        ok = n_drawn > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            a_b = np.where(ok, (counts @ acc0.T) / n_drawn, np.nan)
+        c_b = np.where(ok, counts @ cst0.T, np.nan)
+        reps_acc[done:done + batch], reps_cost[done:done + batch] = a_b, c_b
+        for r in np.flatnonzero(ok.all(axis=1)):
+            hits += on_frontier(c_b[r], a_b[r], method)
+            valid += 1
+        done += batch
+        tick(progress, "frontier bootstrap", done, n_resamples)
+    return reps_acc, reps_cost, (hits / valid if valid else np.full(n_sys, np.nan))
 
 
 def frontier(outcomes: pd.DataFrame, *, cost: str = "cost", method: str = "hal", min_completion: float | None = None,
@@ -190,26 +244,8 @@ def frontier(outcomes: pd.DataFrame, *, cost: str = "cost", method: str = "hal",
     point_acc = np.nanmean(acc, axis=1)
     point_cost = np.nansum(cst, axis=1)
     mask = on_frontier(point_cost, point_acc, method)
-    generator = as_generator(rng)
-    reps_acc = np.full((n_resamples, len(systems)), np.nan)
-    reps_cost = np.full_like(reps_acc, np.nan)
-    hits = np.zeros(len(systems))
-    valid = 0
-    acc0, cst0, has_f = np.nan_to_num(acc), np.nan_to_num(cst), has.astype(float)
-    tick(progress, "frontier bootstrap", 0, n_resamples)
-    for b in range(n_resamples):
-        counts = np.bincount(generator.integers(0, len(tasks), size=len(tasks)), minlength=len(tasks)).astype(float)
-        n_drawn = has_f @ counts
-        ok = n_drawn > 0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            a_b = (acc0 @ counts) / n_drawn
-        c_b = cst0 @ counts
-        reps_acc[b], reps_cost[b] = np.where(ok, a_b, np.nan), np.where(ok, c_b, np.nan)
-        if ok.all():
-            hits += on_frontier(c_b, a_b, method)
-            valid += 1
-        if (b + 1) % 200 == 0 or b + 1 == n_resamples:
-            tick(progress, "frontier bootstrap", b + 1, n_resamples)
+    reps_acc, reps_cost, p_front = bootstrap_frontier(acc, cst, method=method, n_resamples=n_resamples,
+                                                      rng=as_generator(rng), progress=progress)
     lo_q, hi_q = (1 - level) / 2, (1 + level) / 2
     table = pd.DataFrame({
         "system": systems, "n_tasks": n_t, "cost": point_cost,
@@ -218,8 +254,32 @@ def frontier(outcomes: pd.DataFrame, *, cost: str = "cost", method: str = "hal",
         "accuracy": point_acc,
         "accuracy_low": np.nanquantile(reps_acc, lo_q, axis=0) if n_resamples else np.nan,
         "accuracy_high": np.nanquantile(reps_acc, hi_q, axis=0) if n_resamples else np.nan,
-        "on_frontier": mask, "p_frontier": hits / valid if valid else np.nan,
+        "on_frontier": mask, "p_frontier": p_front,
         "completion_rate": [float(rates.get(s, np.nan)) for s in systems],
     })
+    table["near_tie"] = _near_ties(table, method, level)
+    notes = tuple(
+        f"{r.system}: frontier probability {100 * r.p_frontier:.1f}% although at its upper accuracy bound "
+        f"({r.accuracy_high:.3g}) it would be on the frontier: its place hinges on a near-tie with "
+        f"{'the line through its neighbours' if method == 'hal' else 'a system of about its cost and accuracy'}, "
+        "where the bootstrap probability is not a reliable exclusion (the coverage study's near-tie cell: the "
+        "confidence set covers 0.88 there, not 0.95)." for r in table.itertuples() if r.near_tie)
     return FrontierResult(table=table.sort_values("cost", ignore_index=True), dropped=dropped, method=method, cost=cost,
-                          confidence_level=level, n_resamples=n_resamples, min_completion=min_completion)
+                          confidence_level=level, n_resamples=n_resamples, min_completion=min_completion,
+                          warnings=notes)
+
+
+def _near_ties(table: pd.DataFrame, method: str, level: float) -> np.ndarray:
+    """Systems excluded (probability < 1 - level) that would be on the frontier at their upper accuracy bound."""
+    cost = table["cost"].to_numpy(float)
+    acc = table["accuracy"].to_numpy(float)
+    high = table["accuracy_high"].to_numpy(float)
+    p = table["p_frontier"].to_numpy(float)
+    out = np.zeros(len(table), dtype=bool)
+    for i in np.flatnonzero(p < 1 - level):
+        if not np.isfinite(high[i]):
+            continue
+        moved = acc.copy()
+        moved[i] = high[i]
+        out[i] = bool(on_frontier(cost, moved, method)[i])
+    return out
