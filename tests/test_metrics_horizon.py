@@ -299,3 +299,18 @@ def test_plots_return_axes_and_draw_on_a_given_one(runs: pd.DataFrame) -> None:
     assert isinstance(ax.figure, Figure) and ax.get_xscale() == "log" and len(ax.lines) > 8
     ax2 = Figure().add_subplot()
     assert plot_horizon_trend(res, dates, ax=ax2) is ax2 and ax2.get_yscale() == "log"
+
+
+def test_cli_horizon_on_agent_logs_with_a_minutes_file(tmp_path: Path) -> None:
+    """Any reader's runs: the shipped Inspect logs, with each task's minutes and family from a file."""
+    minutes = tmp_path / "minutes.csv"
+    minutes.write_text("task,minutes,family\n" + "".join(
+        f"toy_agent_bench/t{i:02d},{2 ** (i / 3):.3f},f{(i - 1) // 4 + 1}\n" for i in range(1, 25)))
+    out = _cli("horizon", "data/agent_runs/baseline", "data/agent_runs/candidate", "--by", "input",
+               "--minutes", str(minutes), "--n-resamples", "20", "--json")
+    assert out.returncode == 0, out.stderr
+    table = next(iter(json.loads(out.stdout).values()))
+    assert [r["n_runs"] for r in table] == [144, 144] and [r["n_tasks"] for r in table] == [24, 24]
+    assert "read 288 runs of 2 agents on 24 tasks" in out.stderr
+    out = _cli("horizon", "data/agent_runs/baseline", "--n-resamples", "0")
+    assert out.returncode == 2 and "--minutes FILE" in out.stderr
