@@ -22,9 +22,9 @@ import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.sim.dag import Dag
-from evalkit.sim.experiments import SimParams, calibrated
 from evalkit.sim.generator import GeneratorParams, generate_dag
 from evalkit.sim.metrics import agent_time_at
+from evalkit.sim.params import SimParams, calibrated
 from evalkit.sim.swarms import simulate
 
 __all__ = ["session_trace", "session_traces", "population_scale"]
