@@ -130,7 +130,8 @@ def write_tables(out, tables: dict[str, pd.DataFrame]) -> list[str]:
 def rate_parameters(args: argparse.Namespace) -> dict:
     """The options of ``evalkit rate`` that shape its numbers, for ``run.json``."""
     return {k: v for k, v in vars(args).items() if k in (
-        "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed", "level",
+        "format", "ties", "tie_policy", "anchor", "l2", "interval", "n_resamples", "cluster", "cluster_correction", "rng",
+        "confidence_level",
         "engine", "adjust_position", "by", "correction", "style", "style_diff")}
 
 

@@ -255,5 +255,5 @@ def _fit_replicates(fit: BTFit, wi: np.ndarray, wj: np.ndarray, tt: np.ndarray, 
     half = 0.5 * tt if fit.ties == "half" else 0.0
     th, conv = batched_newton(c.i, c.j, wi + half, wj + half, fit.theta, h_inv0, fit.l2, tol, max_iter)
     for r in np.flatnonzero(~conv):
-        th[r] = single(r)
+        th[r] = single(int(r))
     return th
