@@ -215,3 +215,16 @@ def test_no_silent_default_parameters(monkeypatch):
     assert p.generator.cost_growth == json.loads((ROOT / "data/sim/calibrated.json").read_text())["generator"][
         "cost_growth"]
     assert np.isfinite(p.generator.cost_growth)
+
+
+def test_session_traces_give_the_columns_elo_curves_takes():
+    from evalkit.budget import elo_curves
+    from evalkit.sim import session_traces
+
+    parts = [session_traces(4, rng=k, task=f"t{k}") for k in range(3)]
+    parts += [session_traces(4, agents=4, rng=10 + k, task=f"t{k}") for k in range(3)]
+    table = pd.concat(parts, ignore_index=True)
+    assert list(table.columns[:5]) == ["system", "task", "session", "budget", "score"]
+    assert (table["budget"] == table["agent_time"]).all() and (table["score"] == table["best_score"]).all()
+    res = elo_curves(table, n_resamples=0, prior=1.0)  # no renaming needed
+    assert sorted(res.curve["system"].unique()) == ["1 agent", "swarm of 4"]

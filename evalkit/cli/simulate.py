@@ -313,7 +313,9 @@ def _reproduce(args: argparse.Namespace, params, ex: dict) -> int:
     ui = args.ui
     check_out_path(args.out, force=args.force)
     record = {"command": "simulate reproduce", "parameters": {
-        "seeds": args.seeds, "dags": args.dags, "fig11_seeds": args.fig11_seeds, "params": args.params,
+        "seeds": args.seeds, "dags": args.dags, "fig11_seeds": args.fig11_seeds,
+        "params_file": args.params or "bundled data/sim/calibrated.json",
+        "params": params.to_dict(),  # the values used, whichever file they came from
         "no_breaks": args.no_breaks}}
     lines = []
     bars = _FigureProgress(ui)

@@ -168,6 +168,13 @@ def aggregate_comparisons(
     ValueError
         Everything :func:`~evalkit.io.read_comparisons` raises, with the same message and
         line; an unknown engine; ImportError naming ``evalkit[dask]`` when Dask is absent.
+
+    Examples
+    --------
+    >>> from evalkit.resources import data_file
+    >>> counts, report = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> report.rows_kept, len(counts.players)
+    (3236, 70)
     """
     if engine not in AGGREGATION_ENGINES:
         raise ValueError(f"engine must be one of {list(AGGREGATION_ENGINES)}; got {engine!r} instead.")

@@ -94,6 +94,19 @@ def leaderboard(
         ``grad_norm``, ``converged``, ``tie_param`` and, for the bootstrap,
         ``n_resamples`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
         ``cluster``: ``n_clusters`` and ``cluster_correction``.
+
+    Examples
+    --------
+    >>> from evalkit.engine import aggregate_comparisons
+    >>> from evalkit.resources import data_file
+    >>> counts, _ = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> board = leaderboard(counts)
+    >>> board.loc[:1, ["model", "elo", "ci_low", "ci_high"]].round(1)
+                     model     elo  ci_low  ci_high
+    0        GPT 3.5 Turbo  1725.9  1551.7   1900.1
+    1  GPT 3.5 Turbo (16k)  1714.4  1540.7   1888.0
+    >>> board.attrs["interval"]
+    'sandwich 95% Wald, centred'
     """
     return leaderboard_columns(
         frame, ties=ties, l2=l2, base=base, anchor=anchor, interval=interval, confidence_level=confidence_level,
