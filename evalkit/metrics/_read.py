@@ -63,7 +63,7 @@ def _positive(raw: pd.DataFrame, col: str, source: str, what: str) -> np.ndarray
     bad = ~np.isfinite(values) | (values <= 0)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{source}, line {int(raw['_line'].iat[i])}, column '{col}': expected {what} (a number > 0), "
+        raise ValueError(f"{source}, line {int(raw['_line'].to_numpy()[i])}, column '{col}': expected {what} (a number > 0), "
                          f"found {raw[col].iat[i]!r}. {int(bad.sum())} row(s) are like this.")
     return values
 
@@ -81,7 +81,7 @@ def _scores(raw: pd.DataFrame, col: str, source: str) -> np.ndarray:
     bad = ~np.isfinite(num) | (num < 0) | (num > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{source}, line {int(raw['_line'].iat[i])}, column '{col}': expected a success in [0, 1] "
+        raise ValueError(f"{source}, line {int(raw['_line'].to_numpy()[i])}, column '{col}': expected a success in [0, 1] "
                          f"(1/0, true/false), found {v.iat[i]!r}. {int(bad.sum())} row(s) are like this; binarise "
                          "other scores first (METR's runs have score_binarized).")
     return num
@@ -200,7 +200,7 @@ def read_run_table(paths: str | Sequence[str], *, columns: Mapping[str, str] | N
     for path in [paths] if isinstance(paths, str) else list(paths):
         raw = _load(path, encoding)
         lower = {str(c).lower(): c for c in raw.columns}
-        found = {}
+        found: dict[str, str | None] = {}
         for name, names in _RUN_ALIASES.items():
             if columns and name in columns:
                 if columns[name] not in raw.columns:
@@ -227,7 +227,7 @@ def read_run_table(paths: str | Sequence[str], *, columns: Mapping[str, str] | N
                 bad = (~empty.to_numpy() & ~np.isfinite(vals)) | (vals < 0)
                 if bad.any():
                     i = int(np.flatnonzero(bad)[0])
-                    raise ValueError(f"{path}, line {int(raw['_line'].iat[i])}, column '{src}': expected a number >= 0 "
+                    raise ValueError(f"{path}, line {int(raw['_line'].to_numpy()[i])}, column '{src}': expected a number >= 0 "
                                      f"({'dollars' if col == 'cost' else 'seconds' if col == 'time' else 'tokens'}), "
                                      f"found {v.iat[i]!r}.")
                 part[col] = vals
@@ -254,6 +254,6 @@ def _any_scores(raw: pd.DataFrame, col: str, source: str) -> np.ndarray:
     bad = ~blank & ~np.isfinite(num)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{source}, line {int(raw['_line'].iat[i])}, column '{col}': expected a score (a number, or "
+        raise ValueError(f"{source}, line {int(raw['_line'].to_numpy()[i])}, column '{col}': expected a score (a number, or "
                          f"true/false), found {v.iat[i]!r}; leave it empty for a run that was not scored.")
     return np.where(blank, np.nan, num)

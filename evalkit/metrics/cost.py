@@ -364,6 +364,7 @@ class EfficiencyResult:
     def sentences(self) -> list[str]:
         """One sentence per paired ratio whose interval excludes 1."""
         out = []
+        r: Any  # pandas-stubs type each itertuples field as the union of every scalar type
         for r in self.pairs.itertuples(index=False):
             if not (np.isfinite(r.ci_low) and np.isfinite(r.ci_high)):
                 continue

@@ -76,7 +76,7 @@ def pareto_set(cost: Sequence[float] | np.ndarray, accuracy: Sequence[float] | n
     le = c[None, :] <= c[:, None]
     ge = a[None, :] >= a[:, None]
     strict = (c[None, :] < c[:, None]) | (a[None, :] > a[:, None])
-    return ~(le & ge & strict).any(axis=1)
+    return np.asarray(~(le & ge & strict).any(axis=1))
 
 
 def on_frontier(cost: Any, accuracy: Any, method: str = "hal") -> np.ndarray:

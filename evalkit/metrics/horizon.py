@@ -595,7 +595,7 @@ def _where(frame: pd.DataFrame, bad: np.ndarray, column: str) -> str:
     """``"runs.csv, line 7, column 'minutes'"`` for the first bad row (its position without source/line)."""
     i = int(np.flatnonzero(bad)[0])
     if "source" in frame.columns and "line" in frame.columns:
-        return f"{frame['source'].iat[i]}, line {int(frame['line'].iat[i])}, column '{column}'"
+        return f"{frame['source'].to_numpy()[i]}, line {int(frame['line'].to_numpy()[i])}, column '{column}'"
     return f"row {i}, column '{column}'"
 
 

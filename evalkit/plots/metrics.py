@@ -99,11 +99,11 @@ def plot_horizon_trend(result: HorizonResult, dates: dict[str, Any], *, ax: Any 
 
     ax = _new_ax(ax, (7.0, 4.2))
     t = result.table.set_index("agent")
-    pts = []
+    pts: list[tuple[dt.date, str, float, float, float]] = []
     for agent, d in dates.items():
         if agent in t.index and np.isfinite(t.at[agent, "p50"]):
-            pts.append((dt.date.fromordinal(_ordinal(d, agent)), agent, *(max(float(t.at[agent, c]), TREND_FLOOR)
-                                                                        for c in ("p50", "p50_low", "p50_high"))))
+            p50, low, high = (max(float(t.at[agent, c]), TREND_FLOOR) for c in ("p50", "p50_low", "p50_high"))
+            pts.append((dt.date.fromordinal(_ordinal(d, agent)), str(agent), p50, low, high))
     pts.sort()
     if pts:
         x = [p[0] for p in pts]
@@ -144,6 +144,7 @@ def plot_frontier(result: FrontierResult, *, log_cost: bool = True, ax: Any = No
                     color=colour, ms=5, capsize=2, lw=0.9, label=label)
     front = t[on].sort_values("cost")
     ax.plot(front["cost"], front["accuracy"], color="C3", lw=1.0, ls="--")
+    r: Any  # pandas-stubs type each itertuples field as the union of every scalar type
     for r in t.itertuples():
         ax.annotate(f"{r.system} ({100 * r.p_frontier:.0f}%)", (r.cost, r.accuracy), fontsize=6, xytext=(4, -8),
                     textcoords="offset points")
