@@ -68,16 +68,24 @@ def _positive(raw: pd.DataFrame, col: str, source: str, what: str) -> np.ndarray
     return values
 
 
+def _numbers_and_words(v: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """A column as floats (true/false words as 1/0, anything else unreadable as NaN) and its
+    stripped, lower-cased text."""
+    import pandas as pd
+
+    num = pd.to_numeric(v, errors="coerce").to_numpy(float)
+    text = v.astype(str).str.strip().str.lower()
+    num = np.where(np.isnan(num) & text.isin(_TRUE).to_numpy(), 1.0, num)
+    return np.where(np.isnan(num) & text.isin(_FALSE).to_numpy(), 0.0, num), text
+
+
 def _scores(raw: pd.DataFrame, col: str, source: str) -> np.ndarray:
     import pandas as pd
 
     v = raw[col]
     if pd.api.types.is_bool_dtype(v):
         return v.astype(float).to_numpy()
-    num = pd.to_numeric(v, errors="coerce").to_numpy(float)
-    text = v.astype(str).str.strip().str.lower()
-    num = np.where(np.isnan(num) & text.isin(_TRUE).to_numpy(), 1.0, num)
-    num = np.where(np.isnan(num) & text.isin(_FALSE).to_numpy(), 0.0, num)
+    num, text = _numbers_and_words(v)
     bad = ~np.isfinite(num) | (num < 0) | (num > 1)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -246,10 +254,7 @@ def _any_scores(raw: pd.DataFrame, col: str, source: str) -> np.ndarray:
     v = raw[col]
     if pd.api.types.is_bool_dtype(v):
         return v.astype(float).to_numpy()
-    num = pd.to_numeric(v, errors="coerce").to_numpy(float)
-    text = v.astype(str).str.strip().str.lower()
-    num = np.where(np.isnan(num) & text.isin(_TRUE).to_numpy(), 1.0, num)
-    num = np.where(np.isnan(num) & text.isin(_FALSE).to_numpy(), 0.0, num)
+    num, text = _numbers_and_words(v)
     blank = (v.isna() | (text == "") | text.isin({"nan", "none", "null"})).to_numpy()
     bad = ~blank & ~np.isfinite(num)
     if bad.any():
