@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli._common import add_common
-from evalkit.engine.aggregate import AGGREGATION_ENGINES
+from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]

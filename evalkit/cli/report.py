@@ -6,12 +6,11 @@ import argparse
 import hashlib
 from pathlib import Path
 
+from evalkit.cli._choices import LazyChoices, add_lazy_choice
 from evalkit.cli._common import add_common
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, parse_mapping
 from evalkit.cli.curve import read_sessions
-from evalkit.io import FORMATS
-from evalkit.stats import PAIRED_TESTS, TIE_POLICIES
-from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
+from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run"]
 
@@ -59,14 +58,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals")
-    p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm",
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm",
                    help="multiplicity correction of the pairwise family (default holm)")
-    p.add_argument("--test", choices=list(PAIRED_TESTS), default="paired_t", help="paired test between systems")
+    add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.pairwise", "PAIRED_TESTS"), default="paired_t", help="paired test between systems")
     p.add_argument("--pairs", choices=["all", "adjacent"], default=None,
                    help="pairs to test (default: all up to 8 systems, else neighbours by mean score)")
     p.add_argument("--unit-pair", nargs=2, default=None, metavar=("A", "B"),
                    help="systems of the trial- vs task-level section")
-    p.add_argument("--ties", choices=list(TIE_POLICIES), default="drop", help="tie policy of sign tests")
+    add_lazy_choice(p, "--ties", choices=LazyChoices("evalkit.stats.sign", "TIE_POLICIES"), default="drop", help="tie policy of sign tests")
     p.add_argument("--n-boot", type=int, default=200,
                    help="bootstrap replicates of leaderboard intervals (0: sandwich intervals)")
     p.add_argument("--drop-unscored", action="store_true", help="--traces table: drop rows without a score (counted)")
