@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["is_sparse", "pair_gradient", "laplacian", "sparse_laplacian", "information_matrix", "dense", "solve_centred", "solve_laplacian", "pinv_centred"]
+__all__ = ["is_sparse", "pair_gradient", "laplacian", "sparse_laplacian", "information_matrix", "PairPattern", "dense", "solve_centred", "solve_laplacian", "pinv_centred"]
 
 # From this many players on, Newton steps use conjugate gradients on the sparse Laplacian.
 _CG_MIN_PLAYERS = 200
@@ -29,8 +29,80 @@ def pair_gradient(i: np.ndarray, j: np.ndarray, r: np.ndarray, n: int) -> np.nda
     return np.bincount(i, weights=r, minlength=n) - np.bincount(j, weights=r, minlength=n)
 
 
-def sparse_laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0):
-    """``sum_k w_k (e_i - e_j)(e_i - e_j)^T + ridge I`` as a sparse CSR ``n x n`` matrix."""
+class PairPattern:
+    """The CSR sparsity pattern of the pair Laplacian of ``(i, j)`` (distinct pairs, ``i != j``),
+    computed once: every Newton step only refills the values (no COO -> CSR sort per step).
+
+    The matrices are the ones ``coo_matrix(...).tocsr()`` builds (same entries, columns sorted
+    within each row), so products and solves with them are bit-identical."""
+
+    def __init__(self, i: np.ndarray, j: np.ndarray, n: int) -> None:
+        self.i, self.j, self.n = i, j, n
+        k = len(i)
+        idx = np.int32 if n + 2 * k < 2**31 - 1 else np.int64
+        key = i * n + j
+        if k and np.all(i < j) and np.all(key[1:] > key[:-1]):
+            # PairCounts order (i < j, sorted by i then j): row r holds its pairs (r', r) with r' < r
+            # (sorted by r'), the diagonal, then its pairs (r, j') (sorted by j'); only the lower part
+            # needs a sort, a stable one on j (radix for 16-bit keys) that keeps i ascending within j
+            lo_cnt = np.bincount(j, minlength=n)
+            up_cnt = np.bincount(i, minlength=n)
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lo_cnt + 1 + up_cnt, out=indptr[1:])
+            first_up = np.zeros(n, dtype=np.int64)
+            np.cumsum(up_cnt[:-1], out=first_up[1:])
+            pos_up = indptr[i] + lo_cnt[i] + 1 + (np.arange(k) - first_up[i])
+            jj = j.astype(np.uint16) if n <= 2**16 else j
+            lo_order = np.argsort(jj, kind="stable")
+            first_lo = np.zeros(n, dtype=np.int64)
+            np.cumsum(lo_cnt[:-1], out=first_lo[1:])
+            j_sorted = j[lo_order]
+            pos_lo = np.empty(k, dtype=np.int64)
+            pos_lo[lo_order] = indptr[j_sorted] + (np.arange(k) - first_lo[j_sorted])
+            pos_diag = indptr[:-1] + lo_cnt
+            self.positions = np.concatenate([pos_up, pos_lo, pos_diag])
+            indices = np.empty(2 * k + n, dtype=idx)
+            indices[self.positions] = np.concatenate([j, i, np.arange(n)])
+        else:
+            rows = np.concatenate([i, j, np.arange(n)])
+            cols = np.concatenate([j, i, np.arange(n)])
+            order = np.lexsort((cols, rows))
+            self.positions = np.empty(len(order), dtype=np.int64)
+            self.positions[order] = np.arange(len(order))
+            indices = cols[order].astype(idx)
+            indptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        self.indices, self.indptr = indices, indptr.astype(idx)
+
+    def matrix(self, w: np.ndarray, *, ridge: float = 0.0):
+        """``sum_k w_k (e_i - e_j)(e_i - e_j)^T + ridge I`` as a CSR matrix."""
+        from scipy.sparse import csr_matrix
+
+        n = self.n
+        deg = np.bincount(self.i, weights=w, minlength=n) + np.bincount(self.j, weights=w, minlength=n) + ridge
+        data = np.empty(len(self.positions))
+        data[self.positions] = np.concatenate([-w, -w, deg])
+        mat = csr_matrix((data, self.indices, self.indptr), shape=(n, n), copy=False)
+        mat.has_sorted_indices = True
+        return mat
+
+
+def _distinct_pairs(i: np.ndarray, j: np.ndarray, n: int) -> bool:
+    """Whether no pair appears twice (in either orientation) and none is a self-pair."""
+    if np.any(i == j):
+        return False
+    key = np.minimum(i, j) * n + np.maximum(i, j)
+    return bool(len(key) < 2 or np.all(key[1:] > key[:-1]) or len(np.unique(key)) == len(key))
+
+
+def sparse_laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0,
+                     pattern: PairPattern | None = None):
+    """``sum_k w_k (e_i - e_j)(e_i - e_j)^T + ridge I`` as a sparse CSR ``n x n`` matrix
+    (``pattern``: the :class:`PairPattern` of ``(i, j)``, reused across calls)."""
+    if pattern is None and _distinct_pairs(i, j, n):
+        pattern = PairPattern(i, j, n)
+    if pattern is not None:
+        return pattern.matrix(w, ridge=ridge)
     from scipy.sparse import coo_matrix
 
     deg = np.bincount(i, weights=w, minlength=n) + np.bincount(j, weights=w, minlength=n) + ridge
@@ -39,11 +111,12 @@ def sparse_laplacian(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, rid
     return coo_matrix((np.concatenate([-w, -w, deg]), (rows, cols)), shape=(n, n)).tocsr()
 
 
-def information_matrix(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0):
+def information_matrix(i: np.ndarray, j: np.ndarray, w: np.ndarray, n: int, *, ridge: float = 0.0,
+                       pattern: PairPattern | None = None):
     """The information Laplacian (plus ``ridge`` on the diagonal): dense below
     :data:`SPARSE_MIN_PLAYERS` players, sparse CSR from there on."""
     if n >= SPARSE_MIN_PLAYERS:
-        return sparse_laplacian(i, j, w, n, ridge=ridge)
+        return sparse_laplacian(i, j, w, n, ridge=ridge, pattern=pattern)
     mat = laplacian(i, j, w, n)
     if ridge:
         mat[np.diag_indices(n)] += ridge
@@ -98,7 +171,8 @@ def pinv_centred(mat: np.ndarray, n: int, *, singular: bool) -> np.ndarray:
 
 
 def solve_laplacian(
-    i: np.ndarray, j: np.ndarray, w: np.ndarray, rhs: np.ndarray, n: int, *, ridge: float = 0.0
+    i: np.ndarray, j: np.ndarray, w: np.ndarray, rhs: np.ndarray, n: int, *, ridge: float = 0.0,
+    pattern: PairPattern | None = None,
 ) -> np.ndarray:
     """Solve ``(L(w) + ridge I) x = rhs`` (``sum(x) == 0`` when ``ridge == 0``; ``rhs`` must sum to 0).
 
@@ -111,7 +185,7 @@ def solve_laplacian(
         from scipy.sparse import diags
         from scipy.sparse.linalg import cg
 
-        mat = sparse_laplacian(i, j, w, n, ridge=ridge)
+        mat = sparse_laplacian(i, j, w, n, ridge=ridge, pattern=pattern)
         deg = mat.diagonal()
         if np.all(deg > 0):
             atol = 1e-14 * float(np.linalg.norm(deg))  # round-off level of the gradient

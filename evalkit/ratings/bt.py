@@ -22,7 +22,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from evalkit._special import expit, log_expit, logit
-from evalkit.ratings._linalg import information_matrix, pair_gradient, solve_laplacian
+from evalkit.ratings._linalg import (
+    _CG_MIN_PLAYERS,
+    PairPattern,
+    information_matrix,
+    pair_gradient,
+    solve_laplacian,
+)
 from evalkit.ratings.counts import PairCounts
 from evalkit.ratings.existence import check_existence
 
@@ -160,10 +166,12 @@ def _newton_bt(
         theta -= theta.mean()
     obj = _bt_loglik(theta, i, j, w, lo) - 0.5 * l2 * theta @ theta
     converged, it = False, 0
+    # the pairs of PairCounts are distinct: one sparsity pattern serves every step
+    pattern = PairPattern(i, j, n) if n >= _CG_MIN_PLAYERS else None
     for it in range(1, max_iter + 1):  # noqa: B007
         p = expit(theta[i] - theta[j])
         grad = pair_gradient(i, j, w - tot * p, n) - l2 * theta
-        step = solve_laplacian(i, j, tot * p * (1.0 - p), grad, n, ridge=l2)
+        step = solve_laplacian(i, j, tot * p * (1.0 - p), grad, n, ridge=l2, pattern=pattern)
         # Damped Newton: halve the step until the penalised log-likelihood does not drop.
         for _ in range(30):
             new = theta + step
@@ -178,7 +186,7 @@ def _newton_bt(
             converged = True
             break
     p = expit(theta[i] - theta[j])
-    info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2)
+    info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2, pattern=pattern)
     return theta, it, converged, info
 
 
