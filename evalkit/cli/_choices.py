@@ -36,7 +36,7 @@ class LazyChoices(Sequence[str]):
             self._values = tuple(str(v) for v in found if str(v) not in self.exclude)
         return self._values
 
-    def __getitem__(self, index):  # type: ignore[no-untyped-def]  # Sequence's int / slice overloads
+    def __getitem__(self, index: Any) -> Any:  # Sequence's int / slice overloads
         return self.values[index]
 
     def __len__(self) -> int:

@@ -74,7 +74,7 @@ class PairPattern:
             np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
         self.indices, self.indptr = indices, indptr.astype(idx)
         self._scratch = None
-        self.degrees = np.zeros(n)
+        self.degrees: np.ndarray = np.zeros(n)
 
     def matrix(self, w: np.ndarray, *, ridge: float = 0.0, scratch: bool = False):
         """``sum_k w_k (e_i - e_j)(e_i - e_j)^T + ridge I`` as a CSR matrix (its diagonal is then

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["BTFit", "fit_bt"]
 
 TiesMode = Literal["half", "drop", "davidson"]
+#: The covariance of a fit: the sandwich (robust) or the inverse Hessian (model-based).
+CovKind = Literal["sandwich", "hessian"]
 _TIES = ("half", "drop", "davidson")
 _SOLVERS = ("newton", "choix")
 # Newton steps shorter than this (max-norm, natural-log units) are taken whole without evaluating the
@@ -78,7 +80,7 @@ class BTFit:
 
     theta: np.ndarray
     players: tuple[str, ...]
-    ties: str
+    ties: TiesMode
     l2: float
     n_iter: int
     grad_norm: float
@@ -95,7 +97,7 @@ class BTFit:
 
     def covariance(
         self,
-        kind: Literal["sandwich", "hessian"] = "sandwich",
+        kind: CovKind = "sandwich",
         *,
         ridge: float = 0.0,
         frame: pd.DataFrame | None = None,
@@ -122,7 +124,7 @@ class BTFit:
 
     def se(
         self,
-        kind: Literal["sandwich", "hessian"] = "sandwich",
+        kind: CovKind = "sandwich",
         *,
         frame: pd.DataFrame | None = None,
         cluster: str | None = None,
