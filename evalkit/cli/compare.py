@@ -6,13 +6,14 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
+from evalkit.cli._choices import LazyChoices, add_lazy_choice
 from evalkit.cli._flags import add_confidence_level, add_rng
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, read_log_inputs
-from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
-from evalkit.stats.runs import RUN_TESTS
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
+    import pandas as pd
 
 __all__ = ["register", "run", "read_outcomes"]
 
@@ -44,9 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster-regex", default=None, metavar="REGEX",
                    help="task cluster from the task id: the first group of REGEX, e.g. '^(.+)-[0-9]+$' for "
                         "SWE-bench repositories")
-    p.add_argument("--test", choices=list(RUN_TESTS), default="auto",
+    add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.runs", "RUN_TESTS"), default="auto",
                    help="auto (default): McNemar for one pass/fail run per task, else sign-flip permutation")
-    p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm", help="over the pairs (holm)")
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm", help="over the pairs (holm)")
     p.add_argument("--alpha", type=float, default=0.05)
     add_confidence_level(p, "--confidence")
     p.add_argument("--n-resamples", type=int, default=9999, help="permutation / bootstrap resamples (9999)")
@@ -149,6 +150,8 @@ def _clusters_from_ids(tasks: pd.Series, regex: str) -> pd.Series:
     if pattern.groups < 1:
         raise ValueError(f"--cluster-regex {regex!r} needs a group: the cluster is the text it captures.")
     found = tasks.str.extract(pattern, expand=False)
+    import pandas as pd
+
     found = found.iloc[:, 0] if isinstance(found, pd.DataFrame) else found
     if found.isna().any():
         bad = tasks[found.isna()]
@@ -213,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
         args.ui.close_bar()
+    import pandas as pd
+
     csv = out / "tables" / "run_comparisons.csv"
     table = pd.read_csv(csv, keep_default_na=False, na_values=[""]) if csv.exists() else None
     if table is not None:

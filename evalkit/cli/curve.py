@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evalkit.cli._common import add_common
 from evalkit.cli._flags import add_n_resamples, add_rng
@@ -18,6 +17,9 @@ from evalkit.cli._logs import (
     parse_mapping,
     read_log_inputs,
 )
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
+    import pandas as pd
 
 __all__ = ["register", "run", "read_sessions", "name_systems"]
 
@@ -127,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             higher_is_better=not args.lower_is_better, within_session=args.within_session,
         )
     infl = [inflection_point(res, system=s, window=args.window, align=args.align) for s in res.systems]
+    import pandas as pd
+
     table = res.curve[["system", "budget", "elo", "ci_low", "ci_high", "n_games", "tie_share"]]
     points = pd.DataFrame([
         {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status,

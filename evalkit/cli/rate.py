@@ -6,7 +6,7 @@ import argparse
 
 from evalkit.cli._common import add_common
 from evalkit.cli._flags import add_confidence_level, add_n_resamples, add_rng
-from evalkit.engine.aggregate import AGGREGATION_ENGINES
+from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]

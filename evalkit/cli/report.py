@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+from evalkit.cli._choices import LazyChoices, add_lazy_choice
 from evalkit.cli._common import add_common
 from evalkit.cli._flags import add_confidence_level, add_n_resamples, add_renamed, add_rng
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, parse_mapping
 from evalkit.cli.curve import read_sessions
-from evalkit.io import FORMATS
-from evalkit.stats import PAIRED_TESTS, TIE_POLICIES
-from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
+from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run"]
 
@@ -64,15 +63,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_rng(p, "--seed", help="seed of the bootstrap intervals")
     p.add_argument("--alpha", type=float, default=0.05)
     add_confidence_level(p, "--confidence")
-    p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm",
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm",
                    help="multiplicity correction of the pairwise family (default holm)")
-    p.add_argument("--test", choices=list(PAIRED_TESTS), default="paired_t", help="paired test between systems")
+    add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.pairwise", "PAIRED_TESTS"), default="paired_t", help="paired test between systems")
     p.add_argument("--pairs", choices=["all", "adjacent"], default=None,
                    help="pairs to test (default: all up to 8 systems, else neighbours by mean score)")
     p.add_argument("--unit-pair", nargs=2, default=None, metavar=("A", "B"),
                    help="systems of the trial- vs task-level section")
-    add_renamed(p, "--tie-policy", "--ties", choices=list(TIE_POLICIES), default="drop",
-                help="what sign tests do with tied pairs (default drop)")
+    add_renamed(p, "--tie-policy", "--ties", default="drop",
+                help="what sign tests do with tied pairs (default drop)").choices = LazyChoices("evalkit.stats.sign", "TIE_POLICIES")
     add_n_resamples(p, "--n-boot", default=200, help="bootstrap replicates of leaderboard intervals (0: sandwich)")
     p.add_argument("--drop-unscored", action="store_true", help="--traces table: drop rows without a score (counted)")
     p.add_argument("--sort-budgets", action="store_true",

@@ -29,6 +29,7 @@ import numpy as np
 from evalkit._lazy import is_dataframe
 from evalkit._progress import ProgressFn, tick
 from evalkit.engine._duckdb import duckdb_file_cells
+from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
 from evalkit.io.formats import SELF_COMPARISON as _SELF
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AGGREGATION_ENGINES", "aggregate_comparisons"]
 
-#: Engines of :func:`aggregate_comparisons`.
-AGGREGATION_ENGINES: tuple[str, ...] = ("duckdb", "pandas", "dask")
 
 
 def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:

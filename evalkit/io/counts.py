@@ -213,7 +213,25 @@ def encode_players(
 
 
 def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``)."""
+    """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``).
+
+    Cells come from the engines sorted by ``player_a``: its codes are then one per run of equal
+    names (found by comparing neighbours), and only ``player_b`` is looked up name by name."""
+    a_obj = np.asarray(player_a, dtype=object).ravel()
+    b_obj = np.asarray(player_b, dtype=object).ravel()
+    if len(a_obj) and len(a_obj) == len(b_obj):
+        starts = np.concatenate([[0], np.flatnonzero(a_obj[1:] != a_obj[:-1]) + 1])
+        heads = a_obj[starts].tolist()
+        b_list = b_obj.tolist()
+        names = set(heads)
+        names.update(b_list)
+        if len(set(heads)) == len(heads) and all(type(x) is str for x in names):
+            players = tuple(sorted(names))
+            get = {p: k for k, p in enumerate(players)}.__getitem__
+            head_codes = np.fromiter(map(get, heads), dtype=np.int64, count=len(heads))
+            runs = np.diff(np.append(starts, len(a_obj)))
+            return (players, np.repeat(head_codes, runs),
+                    np.fromiter(map(get, b_list), dtype=np.int64, count=len(b_list)))
     a = list(map(str, np.asarray(player_a, dtype=object).tolist()))
     b = list(map(str, np.asarray(player_b, dtype=object).tolist()))
     players = tuple(sorted(set(a) | set(b)))
