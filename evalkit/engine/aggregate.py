@@ -28,6 +28,7 @@ import numpy as np
 from evalkit._lazy import is_dataframe
 from evalkit._progress import ProgressFn, tick
 from evalkit.engine._duckdb import duckdb_file_cells
+from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
 from evalkit.io.formats import SELF_COMPARISON as _SELF
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AGGREGATION_ENGINES", "aggregate_comparisons"]
 
-#: Engines of :func:`aggregate_comparisons`.
-AGGREGATION_ENGINES: tuple[str, ...] = ("duckdb", "pandas", "dask")
 
 
 def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -60,7 +59,7 @@ def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str | None,
+def finish_cells(cells: Mapping[str, Any] | pd.DataFrame, *, path: str, fmt: str, cluster: str | None,
                  opts: dict[str, Any], per_row: int = 1,
                  sorted_: bool = False) -> tuple[ComparisonCounts, ReadReport] | None:
     """Clean cells (numpy columns, or a DataFrame from Dask) -> counts and report; None when a
@@ -70,6 +69,8 @@ def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str 
         return None
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
     if not sorted_:  # Dask's partial sums: a pandas frame, sorted by pandas
+        if not is_dataframe(cells):
+            raise TypeError("finish_cells: unsorted cells must be a DataFrame (Dask's partial sums).")
         cells = cells.sort_values(keys, kind="stable", ignore_index=True)
     cols = {k: np.asarray(cells[k]) for k in keys}
     n = np.asarray(cells["n"]).astype(np.int64)
@@ -169,6 +170,13 @@ def aggregate_comparisons(
     ValueError
         Everything :func:`~evalkit.io.read_comparisons` raises, with the same message and
         line; an unknown engine; ImportError naming ``evalkit[dask]`` when Dask is absent.
+
+    Examples
+    --------
+    >>> from evalkit.resources import data_file
+    >>> counts, report = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> report.rows_kept, len(counts.players)
+    (3236, 70)
     """
     if engine not in AGGREGATION_ENGINES:
         raise ValueError(f"engine must be one of {list(AGGREGATION_ENGINES)}; got {engine!r} instead.")

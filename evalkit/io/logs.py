@@ -284,7 +284,7 @@ def _append_columns(columns: dict[str, list], n_rows: int, rows: list[dict]) -> 
 
 
 def _names(inputs: object) -> str:
-    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)  # type: ignore[arg-type]
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) or not isinstance(inputs, Iterable) else list(inputs)
     return ", ".join(repr(str(i)) for i in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
