@@ -8,7 +8,8 @@ import struct
 import zlib
 from pathlib import Path
 
-__all__ = ["zstd_zeros", "deflate_zeros", "write_zip", "eval_bomb", "gzip_bomb", "deep_json", "small_eval"]
+__all__ = ["zstd_zeros", "deflate_zeros", "write_zip", "eval_bomb", "gzip_bomb", "gzip_bomb_members", "deep_json",
+           "small_eval"]
 
 _BLOCK = 1 << 17  # zstd's largest block
 
@@ -92,3 +93,14 @@ def deep_json(depth: int, *, kind: str = "[") -> str:
     if kind == "[":
         return "[" * depth + "]" * depth
     return '{"a": ' * depth + "1" + "}" * depth
+
+
+def gzip_bomb_members(path: Path, size: int, *, member: int = 1 << 22) -> Path:
+    """``size`` zero bytes as repeated gzip members of ``member`` bytes each (RFC 1952 allows many
+    members; readers must join them). Same ratio as :func:`gzip_bomb`, built in milliseconds:
+    ``size=4 << 30`` gives a 4 MB file that holds 4 GiB."""
+    body = deflate_zeros(member)
+    head = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+    one = head + body + struct.pack("<2L", zlib.crc32(bytes(member)), member & 0xFFFFFFFF)
+    path.write_bytes(one * (size // member))
+    return path

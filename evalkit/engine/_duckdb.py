@@ -66,9 +66,8 @@ def _first_line(path: Path, head: bytes) -> str | None:
         import gzip
 
         limit = int(current_limits().max_line_bytes)
-        opener = gzip.open if head[:2] == b"\x1f\x8b" else open
         try:
-            with opener(path, "rb") as fh:  # type: ignore[operator]
+            with (gzip.open(path, "rb") if head[:2] == b"\x1f\x8b" else open(path, "rb")) as fh:
                 line = fh.readline(limit + 1)
         except (OSError, EOFError):
             return None

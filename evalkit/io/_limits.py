@@ -39,7 +39,13 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
+
+
+class _Readable(Protocol):
+    """Anything with ``read(n) -> bytes`` (a file, or a counting wrapper around one)."""
+
+    def read(self, n: int, /) -> bytes: ...
 
 __all__ = ["ReadLimits", "current_limits", "read_limits", "parse_limit_specs", "read_bytes", "gunzip",
            "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix"]
@@ -76,11 +82,13 @@ class ReadLimits:
         """Defaults, overridden by the ``EVALKIT_MAX_*`` environment variables."""
         env = os.environ if environ is None else environ
         given = {name: env[var] for name, var in _ENV.items() if env.get(var)}
-        return cls(**{k: _parse_value(k, v, f"the environment variable {_ENV[k]}") for k, v in given.items()})
+        return cls(**{k: _parse_value(k, v, f"the environment variable {_ENV[k]}")  # type: ignore[arg-type]
+                      for k, v in given.items()})  # (each value parsed to its field's int or float)
 
     def replace(self, **changes: Any) -> ReadLimits:
         """A copy with some fields changed (values may be text such as ``"4G"``)."""
-        return dataclasses.replace(self, **{k: _parse_value(k, v, "limits") for k, v in _checked(changes).items()})
+        parsed: dict[str, Any] = {k: _parse_value(k, v, "limits") for k, v in _checked(changes).items()}
+        return dataclasses.replace(self, **parsed)
 
     @property
     def flag_hint(self) -> str:
@@ -148,7 +156,7 @@ def parse_limit_specs(specs: list[str] | tuple[str, ...]) -> dict[str, int | flo
         name = name.strip().replace("-", "_")
         _checked({name: value})
         out[name] = _parse_value(name, value.strip(), "--limit")
-    ReadLimits(**out)  # positive values
+    ReadLimits(**out)  # type: ignore[arg-type]  # positive values (int or float per field, checked there)
     return out
 
 
@@ -188,7 +196,7 @@ class _Budget:
             raise _bomb(self.source, self.out, consumed, self.limits)
 
 
-def gunzip(fh: IO[bytes], source: str, limits: ReadLimits, *, cap: int | None = None,
+def gunzip(fh: _Readable, source: str, limits: ReadLimits, *, cap: int | None = None,
            keep: bool = True) -> bytes:
     """Decompress a gzip stream (every member) with the caps of ``limits``; ``keep=False``
     only measures (returns b"")."""
@@ -199,11 +207,13 @@ def gunzip(fh: IO[bytes], source: str, limits: ReadLimits, *, cap: int | None = 
     pending = b""
     started = False
     while True:
-        chunk = pending or fh.read(_CHUNK)
-        pending = b""
+        if pending:
+            chunk, pending = pending, b""  # the rest of a chunk already counted: a member ended inside it
+        else:
+            chunk = fh.read(_CHUNK)
+            consumed += len(chunk)
         if not chunk:
             break
-        consumed += len(chunk)
         if d.eof:  # a new gzip member, or trailing padding
             if not chunk.strip(b"\x00"):
                 continue
@@ -350,7 +360,8 @@ def _zstd_reader(raw: _Raw) -> Any:
         import zstandard
     except ImportError:  # pragma: no cover - Python >= 3.14 without the zstandard package
         raise ValueError("This .eval member is compressed with Zstandard; install the 'zstandard' package.") from None
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    # _Raw has read/readable, all stream_reader uses; the stubs ask for a full IO[bytes]
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[arg-type]
 
 
 def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:

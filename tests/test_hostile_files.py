@@ -1,0 +1,110 @@
+"""Issue 23 regressions on hostile files: bombs, lying zip headers, deep JSON, symlink loops, CR-only
+and unterminated-quote CSV on both engines. Memory is asserted from the child's peak RSS
+(``os.wait4``'s rusage), never from timing: a loaded machine cannot fail these."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import hostile_inputs as h  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PEAK_LIMIT_KB = 300 * 1024  # the issue's bound for the bombs: 300 MB peak RSS
+
+
+def _run_child(args: list[str], cwd: Path) -> tuple[int, str, int]:
+    """Run ``python -m evalkit ARGS``; its exit code, stderr, and peak RSS in kB (Linux ru_maxrss)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode("utf-8", "replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, err, usage.ru_maxrss
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ru_maxrss is in kB on Linux only")
+@pytest.mark.parametrize("kind", ["zstd eval bomb", "deflate eval, header lies", "gzip bomb"])
+def test_bombs_exit_2_with_bounded_peak_memory(tmp_path, kind):
+    if kind == "gzip bomb":
+        bomb = h.gzip_bomb_members(tmp_path / "bomb.csv.gz", 4 << 30)  # 4 MB on disk, 4 GiB inside
+        assert 4_000_000 < bomb.stat().st_size < 4_300_000
+        args = ["summary", bomb.name]
+    else:
+        if kind == "zstd eval bomb":
+            bomb = h.eval_bomb(tmp_path / "bomb.eval")  # 68 kB holding 2.2 GB (the audit's file)
+            assert 60_000 < bomb.stat().st_size < 70_000
+        else:
+            bomb = h.eval_bomb(tmp_path / "bomb.eval", n_blocks=4000, claimed=100, method=8)  # claims 100 bytes
+        h.small_eval(tmp_path / "ok.eval")
+        args = ["compare", "ok.eval", bomb.name]
+    code, err, peak_kb = _run_child(args, tmp_path)
+    assert code == 2, err
+    assert "Traceback" not in err and "bomb" in err and "--limit max_ratio" in err
+    assert peak_kb < PEAK_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MiB"
+
+
+def test_deep_json_is_a_located_error_not_a_recursion_error(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text(h.deep_json(100_000))
+    assert main(["rate", str(deep)]) == 2
+    err = capsys.readouterr().err
+    assert "more than 200 deep (line 1, byte 201)" in err and "--limit max_depth=N" in err
+    (tmp_path / "deep.jsonl").write_text('{"a": 1}\n' + h.deep_json(50_000, kind="{") + "\n")
+    assert main(["rate", str(tmp_path / "deep.jsonl")]) == 2
+    assert "line 2" in capsys.readouterr().err
+
+
+def test_a_folder_with_a_symlink_loop_is_walked_once(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    (runs / "a").mkdir(parents=True)
+    h.small_eval(runs / "a" / "one.eval", model="m1")
+    (runs / "a" / "loop").symlink_to(runs, target_is_directory=True)  # runs/a/loop -> runs
+    from evalkit.io._walk import glob_files, walk_files
+
+    assert [p.name for p in walk_files(runs)] == ["one.eval"]
+    assert [p.name for p in glob_files(str(runs / "**" / "*.eval"))] == ["one.eval"]
+
+
+def _csv_rate(path: Path, engine: str, capsys) -> tuple[int, str]:
+    code = main(["rate", str(path), "--engine", engine, "--json"])
+    out = capsys.readouterr()
+    return code, (out.out if code == 0 else out.err)
+
+
+def test_cr_only_csv_reads_the_same_on_both_engines(tmp_path, capsys):
+    rows = ["left,right,winner", "a,b,left", "b,c,right", "a,c,left", "c,a,right", "b,a,left"]
+    lf = tmp_path / "lf.csv"
+    lf.write_text("\n".join(rows) + "\n")
+    cr = tmp_path / "mac.csv"
+    cr.write_bytes(("\r".join(rows) + "\r").encode())  # Excel's "CSV (Macintosh)"
+    results = {(e, p.name): _csv_rate(p, e, capsys) for e in ("duckdb", "pandas") for p in (lf, cr)}
+    assert {code for code, _ in results.values()} == {0}
+    assert len({text for _, text in results.values()}) == 1  # one answer, whatever the engine or line ends
+
+
+def test_unterminated_quote_is_the_same_error_on_both_engines(tmp_path, capsys):
+    bad = tmp_path / "q.csv"
+    bad.write_text('left,right,winner\na,b,left\n"beta,c,right\na,c,left\n')
+    for engine in ("duckdb", "pandas"):
+        code, err = _csv_rate(bad, engine, capsys)
+        assert code == 2 and "q.csv" in err and "Traceback" not in err, (engine, err)  # no invented player "beta
+
+
+def test_random_bytes_exit_2_on_every_engine(tmp_path, capsys):
+    import numpy as np
+
+    junk = tmp_path / "junk.csv"
+    junk.write_bytes(np.random.default_rng(23).integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    for engine in ("duckdb", "pandas"):
+        code, err = _csv_rate(junk, engine, capsys)
+        assert code == 2 and "junk.csv" in err and "Traceback" not in err, (engine, err)
