@@ -108,3 +108,34 @@ def test_random_bytes_exit_2_on_every_engine(tmp_path, capsys):
     for engine in ("duckdb", "pandas"):
         code, err = _csv_rate(junk, engine, capsys)
         assert code == 2 and "junk.csv" in err and "Traceback" not in err, (engine, err)
+
+
+@pytest.mark.parametrize("column", [[["a"], ["b"], ["a"]], [b"a", b"b", b"a"], [{"n": "a"}, {"n": "b"}, {"n": "a"}]],
+                         ids=["list", "binary", "struct"])
+def test_non_scalar_player_columns_are_refused_the_same_on_both_engines(tmp_path, capsys, column):
+    import pandas as pd
+
+    path = tmp_path / "p.parquet"
+    pd.DataFrame({"left": column, "right": ["b", "c", "c"], "winner": ["left", "right", "left"]}).to_parquet(path)
+    errors = {engine: _csv_rate(path, engine, capsys) for engine in ("duckdb", "pandas")}
+    assert {code for code, _ in errors.values()} == {2}
+    assert errors["duckdb"][1] == errors["pandas"][1]
+    assert "must hold text or numbers" in errors["pandas"][1] and "p.parquet" in errors["pandas"][1]
+
+
+def test_weights_past_2_to_the_53_are_refused_with_the_reason_on_both_engines(tmp_path, capsys):
+    path = tmp_path / "w.csv"
+    path.write_text("player_a,player_b,outcome,weight\na,b,1,9.3e18\nb,c,0,9.3e18\na,c,1,1\nc,a,0.5,1\n")
+    errors = {engine: _csv_rate(path, engine, capsys) for engine in ("duckdb", "pandas")}
+    assert {code for code, _ in errors.values()} == {2}
+    assert errors["duckdb"][1] == errors["pandas"][1]
+    assert "sums to 1.86e+19, more than 2^53" in errors["pandas"][1] and "-9223372036854775808" not in errors["pandas"][1]
+
+
+def test_scores_of_1e300_are_refused_not_given_p_1(tmp_path, capsys):
+    path = tmp_path / "sc.csv"
+    path.write_text("system,item,score\na,1,1e300\na,2,-1e300\nb,1,0.5\nb,2,0.2\n")
+    assert main(["report", "--scores", str(path), "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err
+    assert "magnitude at most 1e+100" in err and "first at line 2" in err and "sc.csv" in err
+    assert not (tmp_path / "rep").exists()
