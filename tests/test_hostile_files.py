@@ -139,3 +139,17 @@ def test_scores_of_1e300_are_refused_not_given_p_1(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "magnitude at most 1e+100" in err and "first at line 2" in err and "sc.csv" in err
     assert not (tmp_path / "rep").exists()
+
+
+def test_the_limit_flag_named_in_the_errors_exists_and_raising_depth_past_the_parser_is_exit_2(tmp_path, capsys):
+    deep = tmp_path / "deep.json"
+    deep.write_text(h.deep_json(300))
+    assert main(["rate", str(deep)]) == 2
+    assert "more than 200 deep" in capsys.readouterr().err
+    assert main(["rate", str(deep), "--limit", "max_depth=500"]) == 2  # past the depth check: not a table
+    assert "deep" not in capsys.readouterr().err.split("error:")[1][:40]
+    deep.write_text(h.deep_json(100_000))
+    assert main(["rate", str(deep), "--limit", "max_depth=200000"]) == 2  # not a RecursionError (exit 3)
+    assert "deeper than Python's JSON parser can follow" in capsys.readouterr().err
+    assert main(["rate", str(deep), "--limit", "max_dept=5"]) == 2
+    assert "Unknown read limit(s) ['max_dept']" in capsys.readouterr().err

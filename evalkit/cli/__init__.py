@@ -175,7 +175,10 @@ def _main(argv: Sequence[str] | None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = ui.show_warning  # each warning as one line, when it happens
-            return int(args.func(args) or 0)
+            from evalkit.io._limits import parse_limit_specs, read_limits
+
+            with read_limits(parse_limit_specs(getattr(args, "limit", None) or [])):
+                return int(args.func(args) or 0)
     except KeyboardInterrupt:
         ui.close_bar()
         print(f"\nevalkit {name}: interrupted; no output folder was changed.", file=sys.stderr)

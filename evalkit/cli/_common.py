@@ -44,6 +44,9 @@ def add_common(p: argparse.ArgumentParser, *, table: bool = True, writes: bool =
     g = p.add_argument_group("common options")
     g.add_argument("-q", "--quiet", action="store_true", help="only the result on stdout; no progress or notes")
     g.add_argument("-v", "--verbose", action="store_true", help="more detail on stderr (tracebacks on errors)")
+    g.add_argument("--limit", action="append", default=[], metavar="NAME=VALUE",
+                   help="raise a read limit (repeatable): max_bytes, max_ratio, ratio_grace, max_line_bytes, "
+                        "max_columns, max_depth, e.g. --limit max_bytes=4G (also EVALKIT_MAX_*)")
     if table:
         g.add_argument("--json", action="store_true", help="print the result table(s) as JSON on stdout")
     if writes:

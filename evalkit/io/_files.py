@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit.io._json import check_depth
+from evalkit.io._json import check_depth, too_deep_to_parse
 from evalkit.io._limits import ReadLimits, check_columns, check_lines, current_limits, read_bytes
 from evalkit.io.formats import (  # noqa: F401 - re-exported
     _CSV_NA,
@@ -78,6 +78,8 @@ def _from_json_text(path: Path, text: str) -> pd.DataFrame:
     try:
         check_depth(text.encode("utf-8", "surrogatepass"), str(path))
         obj = json.loads(text)
+    except RecursionError:
+        raise too_deep_to_parse(str(path)) from None
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
@@ -123,6 +125,8 @@ def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
             if line.count("[") + line.count("{") > limit:
                 check_depth(line.encode("utf-8", "surrogatepass"), f"{path}: line {i}")
             rec = json.loads(line)
+        except RecursionError:
+            raise too_deep_to_parse(f"{path}: line {i}") from None
         except json.JSONDecodeError as exc:
             if i == 1 and len(records) == 0:
                 # maybe a pretty-printed single JSON document rather than JSON Lines

@@ -10,6 +10,7 @@ strings and escapes) and refuses one deeper than ``max_depth`` (:mod:`evalkit.io
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from evalkit.io._limits import LimitError, ReadLimits, current_limits, read_bytes
 
-__all__ = ["read_json", "loads", "check_depth", "max_depth_at", "check_file"]
+__all__ = ["read_json", "loads", "check_depth", "max_depth_at", "check_file", "too_deep_to_parse"]
 
 _SCAN = 1 << 22
 
@@ -78,8 +79,15 @@ def loads(data: bytes | str, source: str, *, expected: str = "JSON", limits: Rea
     except UnicodeDecodeError as exc:
         raise ValueError(f"{source} is not valid UTF-8 JSON ({exc.reason} at byte {exc.start}); "
                          f"expected {expected}.") from None
-    except RecursionError:  # pragma: no cover - check_depth refuses such input first
-        raise LimitError(f"{source}: the JSON nests too deep to parse; expected {expected}.") from None
+    except RecursionError:  # max_depth was raised past what Python's parser can follow
+        raise too_deep_to_parse(source) from None
+
+
+def too_deep_to_parse(source: str) -> LimitError:
+    """The error for JSON within ``max_depth`` but deeper than Python's recursive parser follows."""
+    return LimitError(f"{source}: the JSON nests deeper than Python's JSON parser can follow (about "
+                      f"{sys.getrecursionlimit()} levels), even though --limit max_depth (EVALKIT_MAX_DEPTH) allows "
+                      "it; flatten the file, or keep max_depth below that.")
 
 
 def read_json(path: Path, expected: str, *, limits: ReadLimits | None = None) -> object:
