@@ -19,7 +19,6 @@ weights equal) and the same :class:`~evalkit.io.ReadReport`.
 
 from __future__ import annotations
 
-import glob as _glob
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,10 +48,12 @@ def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
     for item in items:
         text = str(item)
         if any(ch in text for ch in "*?[") and not Path(text).exists():
-            found = sorted(_glob.glob(text, recursive=True))
+            from evalkit.io._walk import glob_files  # symlink loops end at their first repetition
+
+            found = glob_files(text)
             if not found:
                 raise ValueError(f"The pattern {text!r} matches no file.")
-            out += [Path(p) for p in found]
+            out += found
         else:
             out += source_paths(item)
     return out
@@ -79,6 +80,8 @@ def finish_cells(cells: Mapping[str, Any] | pd.DataFrame, *, path: str, fmt: str
     if same.any():
         cols = {k: v[~same] for k, v in cols.items()}
     cols["weight"] = np.asarray(cells["weight"], dtype=float)[~same]
+    if not float(cols["weight"].sum()) <= 2.0**53:  # evalkit._errors.MAX_TOTAL_WEIGHT: the pandas reader says why
+        return None
     cols["n"] = n[~same]
     if len(cols["n"]) == 0:
         return None

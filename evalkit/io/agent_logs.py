@@ -244,7 +244,13 @@ def _load_events(path: str | os.PathLike[str] | pd.DataFrame,
         p = Path(path)
         if not p.exists():
             raise ValueError(f"No such file: {str(p)!r}.")
-        ev, source = pd.read_json(p, lines=True, dtype=False), p.name
+        import io
+
+        from evalkit.io._json import (
+            check_file,  # bytes held, lines and nesting bounded before pandas
+        )
+
+        ev, source = pd.read_json(io.BytesIO(check_file(p, "jsonl")), lines=True, dtype=False), p.name
     if columns:
         ev = ev.rename(columns={v: k for k, v in columns.items()})
     ev["line"] = np.arange(1, len(ev) + 1)

@@ -108,6 +108,9 @@ def read_scores(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str]
         raise ValueError(f"The 'score' column of {name} must hold finite numbers. Got "
                          f"{frame['score'].iloc[first]!r} in {int(bad.sum())} rows (first at {where} "
                          f"{int(lines[first])}) instead. Score failed runs explicitly.")
+    from evalkit._errors import check_magnitude
+
+    check_magnitude(score.to_numpy(dtype=float), "score", source=f" of {name}", lines=lines)
     frame["score"] = score.astype(float)
     for c in ("system", "item", "task", "trial"):
         if c in frame:
