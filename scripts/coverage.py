@@ -16,7 +16,8 @@ list of dicts with the keys
              or ``"power"`` (``(rejected, nan)`` under an alternative: the rate must reach ``nominal``);
 ``nominal``  0.95 for a 95 % interval, the alpha of a test, the planned power of a power cell;
 ``draw``     ``draw(rng: numpy.random.Generator) -> tuple[bool, float]``, one replicate;
-``reps``     replicates of the full run;  ``quick_reps``  replicates of the reduced run in the test suite;
+``reps``     replicates of the full run;  ``quick_reps``  replicates of the reduced run in the test suite
+             (0: the cell runs in the full study only, for cells too slow for the suite);
 ``assumptions_hold``  optional, default True; False marks a cell where the method is known not to meet
              its bound (the README says so and evalkit warns at run time); such cells are reported, not asserted.
 
@@ -227,8 +228,10 @@ class Tally:
 
 def run(cells: Sequence[Cell], *, quick: bool = False, seed: int = DEFAULT_SEED, jobs: int = 1,
         progress: bool = False) -> list[dict[str, object]]:
-    """Run the cells (``quick``: their ``quick_reps``) and return one result row per cell, in cell order."""
-    tallies = [Tally(c, c.quick_reps if quick else c.reps) for c in cells]
+    """Run the cells (``quick``: their ``quick_reps``, leaving out cells with none) and return one result
+    row per cell run, in cell order."""
+    # a cell with quick_reps = 0 runs in the full study only
+    tallies = [Tally(c, c.quick_reps if quick else c.reps) for c in cells if c.reps and (c.quick_reps or not quick)]
     tasks = [(k, j, n) for k, t in enumerate(tallies) for j, n in _chunks(t.cell, t.target)]
     bar = _progress_bar(len(tasks)) if progress else None
     if jobs <= 1:
@@ -346,6 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="each cell's quick_reps (the test suite's reduced run)")
     p.add_argument("--only", default=None, metavar="FAMILY[,FAMILY]", help="run these families only")
+    p.add_argument("--match", default=None, metavar="TEXT", help="run only cells whose method or setting contains TEXT")
+    p.add_argument("--reps", type=int, default=None, help="override every cell's replicates (a look, not a result)")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"root seed (default {DEFAULT_SEED})")
     p.add_argument("--out", action="append", default=[], metavar="PATH", help="write .csv or .md (repeatable)")
@@ -358,6 +363,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         note = ""
     else:
         cells = load_cells(args.only.split(",") if args.only else None)
+        if args.match:
+            cells = [c for c in cells if args.match in c.method or args.match in c.setting]
+        if args.reps:
+            import dataclasses
+
+            cells = [dataclasses.replace(c, reps=args.reps, quick_reps=args.reps) for c in cells]
         before = _load()
         t0 = time.perf_counter()
         rows = run(cells, quick=args.quick, seed=args.seed, jobs=args.jobs, progress=not args.no_progress)

@@ -30,7 +30,7 @@ def test_cells_are_well_formed_and_keys_unique():
     assert CELLS, "no cells found in scripts/coverage_cells/"
     assert len({c.key for c in CELLS}) == len(CELLS)
     for c in CELLS:
-        assert c.kind in coverage.KINDS and 0 < c.nominal < 1 and c.quick_reps >= 1 and c.reps >= c.quick_reps
+        assert c.kind in coverage.KINDS and 0 < c.nominal < 1 and c.quick_reps >= 0 and c.reps >= c.quick_reps
 
 
 def test_quick_bound_is_the_full_bound_moved_by_the_mc_allowance():
@@ -47,7 +47,7 @@ def test_streams_do_not_depend_on_the_number_of_workers():
     assert [r["rate"] for r in serial] == [r["rate"] for r in pooled]
 
 
-HOLDING = [c for c in CELLS if c.assumptions_hold]
+HOLDING = [c for c in CELLS if c.assumptions_hold and c.quick_reps]
 
 
 @pytest.mark.parametrize("cell", HOLDING, ids=[c.key for c in HOLDING])

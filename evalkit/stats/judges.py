@@ -7,8 +7,9 @@
   after lower-casing and dropping punctuation: ``gpt-3.5-turbo`` = ``GPT 3.5 Turbo``), and
   variants of it (``GPT 3.5 Turbo (16k)``: the judge's name tokens followed by more).
 * :func:`position_bias_table` - per panel: exact binomial test of left wins among decisive
-  votes (:func:`evalkit.stats.position_bias_test`) and the position-adjusted odds of the left
-  answer between equals (:func:`evalkit.ratings.position.fit_position_bt`).
+  votes (:func:`evalkit.stats.position_bias_test`), clustered by comparison when several votes
+  fall on one comparison, and the position-adjusted odds of the left answer between equals
+  (:func:`evalkit.ratings.position.fit_position_bt`).
 * :func:`self_preference_table` - a judge that is also a contestant: its model's Elo and rank
   with all votes and without the judge's own votes.
 * :func:`position_adjusted_ratings` - plain Elo next to Elo with a left-position advantage
@@ -53,11 +54,21 @@ def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
 
 
 def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float = 0.95) -> pd.DataFrame:
-    """Per panel: left / right / tie votes, the left share with its Clopper-Pearson interval, the exact binomial
-    p-value (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer."""
+    """Per panel: left / right / tie votes, the left share with its interval, the p-value of "no position bias"
+    (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer.
+
+    The test is the exact binomial test when every comparison got one vote; when several votes fall on
+    one comparison (the same item and pair, so the same two answers in the same places, as in a crowd
+    where ~4 workers judge each comparison) they are not independent, and the test is the CR1 t-test
+    clustered by comparison with a Korn-Graubard interval
+    (:func:`evalkit.stats.judge_warnings.clustered_share_test`). The ``test`` column says which, and
+    ``clusters`` how many comparisons. (Clustering by prompt instead, a coarser unit, is more
+    conservative still: on LLMFAO's crowd file p = 1e-6 unclustered, 1.7e-5 by comparison, 0.05 by prompt.)"""
     from evalkit.ratings.position import fit_position_bt, position_effect
     from evalkit.stats.agreement import position_bias_test
+    from evalkit.stats.judge_warnings import _repeats, clustered_share_test, comparison_units
 
+    has_items = "item" in frame.columns and frame["item"].notna().all()
     rows = []
     for name, idx in panels.groupby(panels, sort=True).groups.items():
         sub = frame.loc[idx]
@@ -65,14 +76,26 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
         row = {"judge": name, "n": len(sub), "left": int((lab == "left").sum()),
                "right": int((lab == "right").sum()), "ties": int((lab == "tie").sum()),
                "other": int(lab.isna().sum())}
+        decisive = lab.isin(["left", "right"]).to_numpy()
+        units = (comparison_units(sub["player_a"].to_numpy(), sub["player_b"].to_numpy(), sub["item"].to_numpy())
+                 if has_items else None)
+        weight = sub["weight"].to_numpy(float) if "weight" in sub else np.ones(len(sub))
         try:
-            res = position_bias_test(lab.dropna().to_numpy(), confidence_level=level)
+            if units is not None and _repeats(units[decisive], weight[decisive]):
+                res = clustered_share_test((lab[decisive] == "left").to_numpy(float), weight[decisive],
+                                           units[decisive], level=level)
+                share, lo, hi, p = res["share"], res["ci_low"], res["ci_high"], res["pvalue"]
+                test = "CR1 t-test clustered by comparison (item x pair), Korn-Graubard interval"
+                clusters = int(res["n_clusters"])
+            else:
+                r = position_bias_test(lab.dropna().to_numpy(), confidence_level=level)
+                (lo, hi), share, p = r.confidence_interval(), r.estimate, r.pvalue
+                test, clusters = "exact binomial, Clopper-Pearson interval", int(decisive.sum())
         except ValueError as exc:
             rows.append({**row, "note": f"not tested: {exc}"})
             continue
-        lo, hi = res.confidence_interval()
-        row.update(left_share=res.estimate, ci_low=lo, ci_high=hi, pvalue=res.pvalue,
-                   favours="left" if res.estimate > 0.5 else "right" if res.estimate < 0.5 else "neither")
+        row.update(left_share=share, ci_low=lo, ci_high=hi, pvalue=p, test=test, clusters=clusters,
+                   favours="left" if share > 0.5 else "right" if share < 0.5 else "neither")
         try:
             eff = position_effect(fit_position_bt(sub), level)
             g_lo, g_hi = eff.confidence_interval()
@@ -81,8 +104,8 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
         except (ValueError, np.linalg.LinAlgError) as exc:
             row["note"] = f"no position-adjusted fit: {exc}"
         rows.append({**row, "raters": _rater_summary(sub, lab)})
-    cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "favours",
-            "adj_odds_left", "adj_odds_low", "adj_odds_high", "note", "raters"]
+    cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "test",
+            "clusters", "favours", "adj_odds_left", "adj_odds_low", "adj_odds_high", "note", "raters"]
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
