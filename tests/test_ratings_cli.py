@@ -64,7 +64,7 @@ def test_rate_anchor_bootstrap(tmp_path, capsys):
         "".join((DATA / "food.csv").read_text().splitlines(keepends=True)[1:])] * 9))
     assert main(["rate", str(big), "--anchor", "Pizza=1200", "--bootstrap", "200", "--seed", "3"]) == 0
     out = capsys.readouterr().out
-    assert "bootstrap 95% percentile over comparisons, difference with Pizza" in out
+    assert "bootstrap 95% basic interval over comparisons, difference with Pizza" in out
 
 
 def test_rate_errors_are_one_line(tmp_path, capsys):

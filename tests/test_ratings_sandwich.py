@@ -126,3 +126,20 @@ def test_hessian_intervals_with_a_tiny_prior_match_the_unpenalised_fit():
     for l2 in (1e-6, 1e-3):
         got = elo_table(fit_bt(c, l2=l2), se="hessian")["se"].to_numpy()
         np.testing.assert_allclose(got, ref, rtol=2e-3)
+
+
+def test_counts_only_sandwich_of_continuous_outcomes_raises_with_the_reason():
+    # the pair counts of continuous outcomes hold sum(w o) but not sum(w o^2): a sandwich from them alone is
+    # not the sandwich (the meat needs (o - p)^2 per comparison), so it is refused, and the frame gives the
+    # exact one (statsmodels' HC0 above)
+    frame = data().assign(weight=1.0)
+    fit = fit_bt(aggregate(frame), ties="half")
+    assert fit.counts.continuous
+    with pytest.raises(ValueError, match="continuous outcomes.*frame="):
+        fit.covariance("sandwich")
+    with pytest.raises(ValueError, match="continuous outcomes"):
+        fit.se("sandwich")
+    ref = glm(frame, cov_type="HC0")
+    np.testing.assert_allclose(differences_cov(fit.covariance("sandwich", frame=frame)), ref.cov_params(),
+                               rtol=1e-6, atol=1e-12)
+    assert not fit_bt(aggregate(frame.assign(outcome=frame["outcome"].round()))).counts.continuous

@@ -29,10 +29,10 @@ replicates that fail it.
 **Few clusters.** A cluster bootstrap has the same small-sample bias as the cluster-robust
 sandwich (its variance is the CR0 one, ``(G - 1) / G`` of the unbiased value) and no t
 correction, so with 10 clusters its 95 % percentile interval covers about 0.89
-(``scripts/coverage.py``). :meth:`BTBootstrap.confidence_interval` therefore scales the percentile
-interval's two arms around the estimate by ``sqrt(G / (G - 1)) * t(G - 1) / z`` (the CR1 factor and
-the t quantile the sandwich uses; 1.22 at G = 10, 1.02 at G = 100); ``small_sample=False`` gives the
-plain percentile interval.
+(``scripts/coverage.py``). :meth:`BTBootstrap.confidence_interval` therefore scales the interval's
+two arms around the estimate by ``sqrt(G / (G - 1)) * t(G - 1) / z`` (the CR1 factor and the t
+quantile the sandwich uses; 1.22 at G = 10, 1.02 at G = 100; ``small_sample=False``: unscaled), and
+gives the basic (reflected) interval rather than the percentile one by default.
 """
 
 from __future__ import annotations
@@ -138,11 +138,17 @@ class BTBootstrap:
 
     def confidence_interval(
         self, level: float = 0.95, *, base: float = 1000.0, anchor: str | None = None, small_sample: bool = True,
+        method: str = "basic",
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Percentile interval of each player's Elo (centred, or difference with ``anchor``).
+        """Bootstrap interval of each player's Elo (centred, or difference with ``anchor``).
 
-        For a cluster bootstrap with ``small_sample`` (default) both arms of the interval are
-        scaled around the estimate by :meth:`small_sample_factor`.
+        ``method="basic"`` (default): the basic (reflected) interval ``[2 est - q_hi, 2 est - q_lo]``
+        (Davison & Hinkley 1997, eq. 5.6), ``q`` the replicates' quantiles; ``"percentile"``:
+        ``[q_lo, q_hi]``. Bradley-Terry's maximum-likelihood estimate exaggerates differences a
+        little, and its replicates exaggerate them again: the percentile interval leans the wrong way
+        and covered 0.93 at G = 10 clusters where the basic one covered 0.95 (``scripts/coverage.py``).
+        For a cluster bootstrap with ``small_sample`` (default) both arms are scaled around the
+        estimate by :meth:`small_sample_factor`.
 
         Raises
         ------
@@ -151,6 +157,8 @@ class BTBootstrap:
         """
         if not 0 < level < 1:
             raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
+        if method not in ("basic", "percentile"):
+            raise ValueError(f"'method' must be 'basic' or 'percentile'; got {method!r}.")
         if len(self.theta) == 0:
             raise ValueError(
                 f"None of the {self.n_boot} bootstrap replicates has finite ratings; "
@@ -158,12 +166,15 @@ class BTBootstrap:
             )
         reps = self.elo(base=base, anchor=anchor, small_sample=small_sample, level=level)
         lo, hi = np.quantile(reps, [0.5 - level / 2, 0.5 + level / 2], axis=0)
-        return lo, hi
+        if method == "percentile":
+            return lo, hi
+        est = theta_to_elo(self.fit.theta, self.fit.players, base=base, anchor=anchor)
+        return 2 * est - hi, 2 * est - lo
 
-    def describe(self, level: float = 0.95) -> str:
+    def describe(self, level: float = 0.95, method: str = "basic") -> str:
         """What the interval is, in words (the leaderboard's ``attrs["interval"]`` stem)."""
         unit = "comparisons" if not self.clustered else f"{self.n_units} clusters of {self.unit!r}"
-        text = f"bootstrap {level:.0%} percentile over {unit}"
+        text = f"bootstrap {level:.0%} {method} interval over {unit}"
         if self.clustered:
             text += f", arms scaled by {self.small_sample_factor(level):.3g} (sqrt(G/(G-1)) t(G-1)/z)"
         if self.n_degenerate:

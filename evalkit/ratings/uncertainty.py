@@ -12,8 +12,9 @@ is given; intervals built on it use ``t(G - 1)`` (:mod:`evalkit._cluster`).
 Weights are frequency weights everywhere: a comparison of weight ``w`` counts as ``w``
 comparisons, in the Hessian, in ``M`` (``w u u'``, not ``(w u)(w u)'``) and in the
 bootstraps. Without a frame, ``M`` is computed from the aggregated pair counts (exact for
-0 / 0.5 / 1 outcomes); with the frame, or its cells (:class:`~evalkit.io.counts.ComparisonCounts`),
-it is exact for continuous outcomes too.
+0 / 0.5 / 1 outcomes; counts of continuous outcomes raise, since their squares are not in the
+counts); with the frame, or its cells (:class:`~evalkit.io.counts.ComparisonCounts`), it is exact
+for continuous outcomes too.
 """
 
 from __future__ import annotations
@@ -87,6 +88,13 @@ def meat(
         if cluster is not None:
             raise ValueError("A cluster-robust sandwich needs the comparisons frame (frame=...).")
         c = fit.counts
+        if getattr(c, "continuous", False):
+            raise ValueError(
+                "These counts come from continuous outcomes (scores between 0 and 1 other than 0.5): the pair "
+                "counts hold the sum of the outcomes but not of their squares, so a sandwich from them alone "
+                "would be wrong (5.9 Elo off in SE on AlpacaEval-style preferences). Pass the comparisons or "
+                "their cells: fit.covariance('sandwich', frame=frame) or leaderboard(frame), which does so."
+            )
         g_d, g_l = _class_scores(fit, fit.theta[c.i] - fit.theta[c.j])
         cnt = (c.wins_i, c.wins_j, c.ties)
         w_dd = sum(m * g * g for m, g in zip(cnt, g_d, strict=True))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
@@ -92,6 +93,10 @@ def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
         else:
             head += (f" Without this judge's votes: Elo {r.elo_without:.0f} ({r.ci_low_without:.0f}.."
                      f"{r.ci_high_without:.0f}), rank {r.rank_without:.0f} of {r.n_models_without:.0f}.")
+        if pd.notna(getattr(r, "self_pvalue", np.nan)):
+            head += (f" On the comparisons that other judges rated too, it scored {plain(r.model)} "
+                     f"{r.self_preference:+.3f} above them ({r.self_ci_low:+.3f}..{r.self_ci_high:+.3f}; "
+                     f"{r.self_test}; p = {r.self_pvalue:.2g}).")
         out.append(head)
     return out
 

@@ -11,7 +11,8 @@
   fall on one comparison, and the position-adjusted odds of the left answer between equals
   (:func:`evalkit.ratings.position.fit_position_bt`).
 * :func:`self_preference_table` - a judge that is also a contestant: its model's Elo and rank
-  with all votes and without the judge's own votes.
+  with all votes and without the judge's own votes, and :func:`self_preference_test`: does the
+  judge score its model higher than the other judges do on the same comparisons?
 * :func:`position_adjusted_ratings` - plain Elo next to Elo with a left-position advantage
   per judge (how far the position bias moved each model);
 * :func:`agreement_table` - agreement on shared (item, pair) units: between panels (Cohen's
@@ -35,7 +36,7 @@ from evalkit.stats.judge_warnings import (  # noqa: F401 - re-exported
 )
 
 __all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
-           "self_preference_table", "agreement_table", "normalise_name", "position_adjusted_ratings",
+           "self_preference_table", "self_preference_test", "agreement_table", "normalise_name", "position_adjusted_ratings",
            "position_warning", "self_rating_warnings", "count_warnings"]
 
 _MAX_NAMED_JUDGES = 10
@@ -190,11 +191,66 @@ def self_preference_table(frame: pd.DataFrame, panels: pd.Series, *, level: floa
                 else:
                     row.update({f"elo_{tag}": got[0], f"ci_low_{tag}": got[1], f"ci_high_{tag}": got[2],
                                 f"rank_{tag}": got[3], f"n_models_{tag}": got[4]})
+            row.update(self_preference_test(frame, own.to_numpy(), model, level=level))
             rows.append(row)
     cols = ["judge", "model", "match", "games_judged", "judge_win_rate", "elo_all", "ci_low_all", "ci_high_all",
             "rank_all", "n_models_all", "elo_without", "ci_low_without", "ci_high_without", "rank_without",
-            "n_models_without", "note_all", "note_without"]
+            "n_models_without", "self_preference", "self_ci_low", "self_ci_high", "self_pvalue", "self_units",
+            "self_test", "note_all", "note_without"]
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def self_preference_test(frame: pd.DataFrame, own: np.ndarray, model: str, *, level: float = 0.95) -> dict:
+    """Does a judge score its own model higher than the other judges do on the same comparisons?
+
+    Units are the comparisons (item and pair) of ``model`` that the judge (rows ``own``) and at least one
+    other judge rated. Per unit, ``d`` = the judge's score for ``model`` (1, 0.5 or 0; mean over its votes)
+    minus the other judges' mean score for it there. Under "the judge treats its own model as the others
+    do" the mean of ``d`` is 0 (the judges are exchangeable on those units), whatever the model's quality:
+    the comparison is on the same answers. Test: the mean of ``d`` with a CR1 SE clustered by item and
+    t(G - 1) (:func:`evalkit.stats.mean_se`; by unit when every item holds one unit).
+
+    Returns
+    -------
+    dict
+        ``self_preference`` (mean d), ``self_ci_low``, ``self_ci_high``, ``self_pvalue``, ``self_units``,
+        ``self_test``; NaN with the reason in ``self_test`` when there are fewer than 3 shared units.
+    """
+    from evalkit.stats.means import mean_se
+
+    empty = {"self_preference": np.nan, "self_ci_low": np.nan, "self_ci_high": np.nan, "self_pvalue": np.nan,
+             "self_units": 0}
+    if "item" not in frame.columns or frame["item"].isna().any():
+        return {**empty, "self_test": "not tested: no item column to find comparisons shared with other judges"}
+    mine = ((frame["player_a"] == model) | (frame["player_b"] == model)).to_numpy()
+    sub = frame.loc[mine]
+    score = np.where(sub["player_a"] == model, sub["outcome"], 1 - sub["outcome"])
+    other = np.where(sub["player_a"] == model, sub["player_b"], sub["player_a"])
+    unit = sub["item"].astype(str).to_numpy() + "\x1f" + other.astype(str)
+    tab = pd.DataFrame({"unit": unit, "item": sub["item"].astype(str).to_numpy(), "own": own[mine],
+                        "score": score.astype(float)})
+    per = tab.groupby(["unit", "own"])["score"].mean().unstack()
+    if True not in per.columns or False not in per.columns:
+        return {**empty, "self_test": "not tested: no comparison rated by this judge and another"}
+    both = per.dropna(subset=[True, False])
+    if len(both) < 3:
+        return {**empty, "self_units": len(both),
+                "self_test": f"not tested: {len(both)} comparison(s) rated by this judge and another"}
+    d = (both[True] - both[False]).to_numpy()
+    items = tab.drop_duplicates("unit").set_index("unit").loc[both.index, "item"].to_numpy()
+    clustered = len(set(items)) < len(items)
+    try:
+        est = mean_se(d, clusters=items if clustered else None, confidence_level=level)
+    except ValueError as exc:
+        return {**empty, "self_units": len(both), "self_test": f"not tested: {exc}"}
+    lo, hi = est.confidence_interval()
+    from evalkit._cluster import t_two_sided_pvalue
+
+    p = t_two_sided_pvalue(est.estimate / est.se, float(est.df)) if est.se > 0 else 1.0
+    how = (f"paired over {len(both)} comparisons, CR1 by item ({len(set(items))} items), t({est.df:g})" if clustered
+           else f"paired over {len(both)} comparisons, t({est.df:g})")
+    return {"self_preference": est.estimate, "self_ci_low": lo, "self_ci_high": hi, "self_pvalue": p,
+            "self_units": len(both), "self_test": how}
 
 
 def _units(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
