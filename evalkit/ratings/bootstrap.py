@@ -37,11 +37,13 @@ gives the basic (reflected) interval rather than the percentile one by default.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._progress import ProgressFn, tick
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.counts import ComparisonCounts
@@ -75,7 +77,7 @@ class BTBootstrap:
         ``(n_kept, n_players)`` centred strengths of the replicates: all ``n_boot`` of them with
         ``degenerate="penalise"`` (the degenerate ones by the penalised fit), the ones with a
         finite maximum-likelihood estimate with ``degenerate="drop"``.
-    n_boot : int
+    n_resamples : int
         Replicates drawn.
     n_degenerate : int
         Replicates without a finite maximum-likelihood estimate.
@@ -94,7 +96,7 @@ class BTBootstrap:
 
     fit: BTFit = field(repr=False)
     theta: np.ndarray = field(repr=False)
-    n_boot: int
+    n_resamples: int
     n_degenerate: int
     never_lose: np.ndarray = field(repr=False)
     never_win: np.ndarray = field(repr=False)
@@ -104,9 +106,16 @@ class BTBootstrap:
     penalty: float = DEFAULT_PENALTY
 
     @property
+    def n_boot(self) -> int:
+        """Deprecated name of :attr:`n_resamples`."""
+        warnings.warn("BTBootstrap.n_boot is deprecated and will be removed in evalkit 0.3; use n_resamples.",
+                      DeprecationWarning, stacklevel=2)
+        return self.n_resamples
+
+    @property
     def degenerate_fraction(self) -> float:
         """Share of replicates without a finite maximum-likelihood estimate."""
-        return self.n_degenerate / self.n_boot if self.n_boot else 0.0
+        return self.n_degenerate / self.n_resamples if self.n_resamples else 0.0
 
     @property
     def clustered(self) -> bool:
@@ -161,7 +170,7 @@ class BTBootstrap:
             raise ValueError(f"'method' must be 'basic' or 'percentile'; got {method!r}.")
         if len(self.theta) == 0:
             raise ValueError(
-                f"None of the {self.n_boot} bootstrap replicates has finite ratings; "
+                f"None of the {self.n_resamples} bootstrap replicates has finite ratings; "
                 "use degenerate='penalise', an L2 prior (l2=...) or more data."
             )
         reps = self.elo(base=base, anchor=anchor, small_sample=small_sample, level=level)
@@ -180,7 +189,7 @@ class BTBootstrap:
         if self.n_degenerate:
             how = (f"fitted with an L2 penalty of {self.penalty:g}" if self.degenerate == "penalise"
                    else "left out (conditional bootstrap)")
-            text += f"; {self.n_degenerate} of {self.n_boot} replicates without finite ratings {how}"
+            text += f"; {self.n_degenerate} of {self.n_resamples} replicates without finite ratings {how}"
         return text
 
 
@@ -227,10 +236,11 @@ def _replicates_exist(c: PairCounts, backbone: np.ndarray, wi, wj, tt, ties: str
     return ok
 
 
+@renamed_keywords(n_boot="n_resamples")
 def bootstrap_bt(
     frame: pd.DataFrame | ComparisonCounts,
     *,
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     rng: RNGLike,
     cluster: str | None = None,
     ties: TiesMode = "half",
@@ -249,7 +259,7 @@ def bootstrap_bt(
     frame : pandas.DataFrame or ComparisonCounts
         Canonical comparisons frame, or its cells (with the ``cluster`` column when
         resampling clusters).
-    n_boot : int, default 1000
+    n_resamples : int, default 1000
         Number of replicates.
     rng : int, SeedSequence or numpy.random.Generator
         Seed or generator (required: same seed, identical replicates).
@@ -271,7 +281,7 @@ def bootstrap_bt(
         L2 penalty of those fits (``penalty / 2 * sum(theta**2)``). With ``l2 > 0`` every
         replicate has an estimate and this is not used.
     progress : callable, optional
-        ``progress("bootstrap", done, n_boot)`` after each batch of replicates.
+        ``progress("bootstrap", done, n_resamples)`` after each batch of replicates.
 
     Returns
     -------
@@ -279,8 +289,8 @@ def bootstrap_bt(
         Degenerate replicates are counted in ``n_degenerate`` (with the models responsible in
         ``never_lose`` / ``never_win``).
     """
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise ValueError(f"'n_boot' must be a positive integer; got {n_boot!r}.")
+    if int(n_resamples) != n_resamples or n_resamples < 1:
+        raise ValueError(f"'n_resamples' must be a positive integer; got {n_resamples!r}.")
     if degenerate not in DEGENERATE:
         raise ValueError(f"'degenerate' must be one of {DEGENERATE}; got {degenerate!r}.")
     if not (np.isfinite(penalty) and penalty > 0):
@@ -294,16 +304,16 @@ def bootstrap_bt(
     n, k = len(c.players), len(c.i)
     h_inv0 = (pinv_centred(dense(fit.information)[:n, :n], n, singular=fit.l2 == 0)
               if fit.ties != "davidson" else None)
-    batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
+    batch = int(max(1, min(n_resamples, _MAX_CELLS // max(n, 3 * k))))
     backbone = _backbone(c, fit.ties) if fit.l2 == 0 else None
     thetas, n_bad = [], 0
     never = np.zeros((2, n), dtype=np.int64)  # never_lose, never_win counts per model
-    tick(progress, "bootstrap", 0, n_boot)
-    for start in range(0, n_boot, batch):
-        size = min(batch, n_boot - start)
+    tick(progress, "bootstrap", 0, n_resamples)
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
         stats = sums(draw(gen, size))  # (size, 3K) pair sums of the multinomial unit counts
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
-        ok = np.ones(size, dtype=bool) if fit.l2 else _replicates_exist(c, backbone, wi, wj, tt, fit.ties)
+        ok = np.ones(size, dtype=bool) if backbone is None else _replicates_exist(c, backbone, wi, wj, tt, fit.ties)
         _count_divergent(c, wi[~ok], wj[~ok], tt[~ok], fit.ties, never)
         n_bad += int((~ok).sum())
         block = np.empty((size, n))
@@ -314,9 +324,9 @@ def bootstrap_bt(
             thetas.append(block)
         else:
             thetas.append(block[ok])
-        tick(progress, "bootstrap", start + size, n_boot)
+        tick(progress, "bootstrap", start + size, n_resamples)
     theta = np.concatenate(thetas) if thetas else np.zeros((0, n))
-    return BTBootstrap(fit=fit, theta=theta, n_boot=int(n_boot), n_degenerate=n_bad, never_lose=never[0],
+    return BTBootstrap(fit=fit, theta=theta, n_resamples=int(n_resamples), n_degenerate=n_bad, never_lose=never[0],
                        never_win=never[1], unit="comparison" if cluster is None else cluster, n_units=draw.n,
                        degenerate=degenerate, penalty=float(penalty))
 
@@ -359,5 +369,5 @@ def _fit_replicates(fit: BTFit, wi: np.ndarray, wj: np.ndarray, tt: np.ndarray, 
     half = 0.5 * tt if fit.ties == "half" else 0.0
     th, conv = batched_newton(c.i, c.j, wi + half, wj + half, fit.theta, h_inv0, fit.l2, tol, max_iter)
     for r in np.flatnonzero(~conv):
-        th[r] = single(r)
+        th[r] = single(int(r))
     return th
