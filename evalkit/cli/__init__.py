@@ -39,6 +39,7 @@ _COMMANDS: tuple[str, ...] = (
     "curve",
     "report",
     "compare",
+    "judge",
     "verify",
 )
 # library keyword -> CLI flag, where the names differ (others: --keyword with - for _)

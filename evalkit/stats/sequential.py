@@ -462,13 +462,14 @@ def sequential_comparison(
 
 def fixed_n_equal_power(
     d: ArrayLike, *, bounds: tuple[float, float], confidence_level: float = 0.95, look_every: int | None = None,
-    n_boot: int = 200, rng: RNGLike = 0, grid: int = DEFAULT_GRID,
+    n_boot: int = 200, rng: RNGLike = 0, grid: int = DEFAULT_GRID, horizon: int | None = None,
 ) -> dict[str, Any]:
     """The fixed-n paired design with the power of the sequential procedure, at the observed effect.
 
     The sequential procedure's power (the share of bootstrap sequences, tasks drawn with replacement
     from the observed differences ``d``, that settle within ``len(d)`` tasks) and its expected stopping
-    time are estimated by simulation; the fixed-n two-sided paired t-test with that power at the
+    time are estimated by simulation (sequences of ``horizon`` tasks, default ``len(d)``: e.g. every task
+    available when judging stopped early); the fixed-n two-sided paired t-test with that power at the
     observed standardised effect ``mean(d) / sd(d)`` needs ``n_fixed`` tasks
     (``statsmodels.stats.power.TTestPower().solve_power``).
 
@@ -479,8 +480,8 @@ def fixed_n_equal_power(
         to plan for), ``effect_size``, ``n_boot``, ``horizon`` and ``note``.
     """
     x = np.asarray(d, dtype=float).reshape(-1)
-    n = x.size
-    sd = float(np.std(x, ddof=1)) if n > 1 else 0.0
+    n = x.size if horizon is None else int(horizon)
+    sd = float(np.std(x, ddof=1)) if x.size > 1 else 0.0
     out: dict[str, Any] = {"n_boot": int(n_boot), "horizon": int(n), "n_fixed": None, "note": ""}
     if sd == 0.0 or x.mean() == 0.0:
         out.update(power=float("nan"), expected_stop=float("nan"), effect_size=0.0,
@@ -490,7 +491,7 @@ def fixed_n_equal_power(
     looks = _looks(n, look_every)
     stops = np.empty(n_boot)
     for r in range(n_boot):
-        cs = betting_confidence_sequence(x[gen.integers(0, n, n)], bounds=bounds, confidence_level=confidence_level,
+        cs = betting_confidence_sequence(x[gen.integers(0, x.size, n)], bounds=bounds, confidence_level=confidence_level,
                                          grid=grid)
         hit = (cs.lower[looks - 1] > 0) | (cs.upper[looks - 1] < 0)
         stops[r] = looks[np.argmax(hit)] if hit.any() else np.inf
