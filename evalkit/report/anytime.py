@@ -2,7 +2,7 @@
 (verdict flips between repeated runs of the same system, task and configuration).
 
 Both read ``ctx.results["outcomes"]`` / ``ctx.params["outcomes"]`` (``system, task, session, score``) and
-``ctx.params["pairs"]`` (``(a, b)``: differences are b - a, candidate - baseline).
+``ctx.params["anytime_pairs"]`` (``(a, b)`` = (baseline, candidate): differences are b - a).
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ def _outcomes(ctx: ReportContext) -> pd.DataFrame | None:
 
 
 def _pairs(ctx: ReportContext, o: pd.DataFrame) -> list[tuple[str, str]]:
-    pairs = ctx.params.get("pairs")
+    """``(a, b)`` = (baseline, candidate): differences are b - a. From ``ctx.params["anytime_pairs"]``, else every
+    pair in the order the systems first appear (later minus earlier)."""
+    pairs = ctx.params.get("anytime_pairs")
     if pairs:
         return [(str(a), str(b)) for a, b in pairs]
     names = list(dict.fromkeys(o["system"].astype(str)))

@@ -172,6 +172,10 @@ def correction_table(units: pd.DataFrame, *, confidence_level: float = 0.95,
 def human_section(ctx: ReportContext) -> Section | None:
     """The corrected estimates (``ctx.params["human_units"]``, a units frame) and the judge's agreement."""
     units = ctx.params.get("human_units")
+    labels = ctx.params.get("human_labels")
+    if not isinstance(units, pd.DataFrame) and isinstance(labels, pd.DataFrame) and ctx.comparisons is not None:
+        units = pairwise_units(ctx.comparisons, labels)  # evalkit report LOG --human LABELS
+        ctx.params.setdefault("human_what", "win rate of each system (per item and opponent)")
     if not isinstance(units, pd.DataFrame):
         return None
     level = float(ctx.params.get("confidence_level", 0.95))
