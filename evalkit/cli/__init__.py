@@ -40,6 +40,8 @@ _COMMANDS: tuple[str, ...] = (
     "report",
     "compare",
     "judge",
+    "horizon",
+    "frontier",
     "verify",
 )
 # library keyword -> CLI flag, where the names differ (others: --keyword with - for _)

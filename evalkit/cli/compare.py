@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
+from evalkit.cli._choices import LazyChoices, add_lazy_choice
+from evalkit.cli._flags import add_confidence_level, add_rng
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, read_log_inputs
-from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
-from evalkit.stats.runs import RUN_TESTS
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
+    import pandas as pd
 
 __all__ = ["register", "run", "read_outcomes"]
 
@@ -43,13 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster-regex", default=None, metavar="REGEX",
                    help="task cluster from the task id: the first group of REGEX, e.g. '^(.+)-[0-9]+$' for "
                         "SWE-bench repositories")
-    p.add_argument("--test", choices=list(RUN_TESTS), default="auto",
+    add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.runs", "RUN_TESTS"), default="auto",
                    help="auto (default): McNemar for one pass/fail run per task, else sign-flip permutation")
-    p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm", help="over the pairs (holm)")
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm", help="over the pairs (holm)")
     p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (0.95)")
+    add_confidence_level(p, "--confidence")
     p.add_argument("--n-resamples", type=int, default=9999, help="permutation / bootstrap resamples (9999)")
-    p.add_argument("--seed", type=int, default=0)
+    add_rng(p, "--seed", help="seed of the permutation / bootstrap resamples")
     p.add_argument("--pass-threshold", type=float, default=None, metavar="T",
                    help="reliability: a run passes when its score >= T (default: scores must be 0/1)")
     p.add_argument("--noise", type=float, default=0.05, help="per-run glitch rate of the flaky-task test (0.05)")
@@ -70,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="add the betting confidence sequence on the per-task difference: when the answer settled, "
                           "and the tasks saved against a fixed-n design of equal power (valid at every look)")
     seq.add_argument("--task-order", choices=["random", "file"], default="random",
-                     help="--sequential: tasks in a random order seeded by --seed (default), or in file order (warned)")
+                     help="--sequential: tasks in a random order seeded by --rng (default), or in file order (warned)")
     seq.add_argument("--look-every", type=int, default=None, metavar="N",
                      help="--sequential: look at the sequence every N tasks (default: after every task)")
     seq.add_argument("--score-bounds", default="0,1", metavar="LO,HI",
@@ -161,6 +163,8 @@ def _clusters_from_ids(tasks: pd.Series, regex: str) -> pd.Series:
     if pattern.groups < 1:
         raise ValueError(f"--cluster-regex {regex!r} needs a group: the cluster is the text it captures.")
     found = tasks.str.extract(pattern, expand=False)
+    import pandas as pd
+
     found = found.iloc[:, 0] if isinstance(found, pd.DataFrame) else found
     if found.isna().any():
         bad = tasks[found.isna()]
@@ -209,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
         "outcomes": outcomes, "read": read, "cluster": "cluster" if args.cluster_regex else args.cluster,
         "test": args.test, "pairs": _order(outcomes, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
-        "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k")] if args.k else None,
+        "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k") or ()] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
     }
     with cli_remedies():  # bad --score-bounds / --human input: exit 2 with the remedy, never a traceback
@@ -220,12 +224,14 @@ def run(args: argparse.Namespace) -> int:
             names = sorted(set(outcomes["system"]) - {args.baseline})
             params["pairs"] = [(s, args.baseline) for s in names]
         spec = ReportSpec(
-            scores=compare_scores(outcomes), title=args.title, seed=args.seed, alpha=args.alpha,
-            confidence_level=args.confidence, adjust=args.adjust, params=params,
+            scores=compare_scores(outcomes), title=args.title, rng=args.rng, alpha=args.alpha,
+            confidence_level=args.confidence_level, adjust=args.adjust, params=params,
             sections=[inputs_section, *COMPARE_SECTIONS, *extra, unit_section, methods_section], raw_csv=args.raw_csv,
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
         args.ui.close_bar()
+    import pandas as pd
+
     csv = out / "tables" / "run_comparisons.csv"
     table = pd.read_csv(csv, keep_default_na=False, na_values=[""]) if csv.exists() else None
     if table is not None:
@@ -234,8 +240,8 @@ def run(args: argparse.Namespace) -> int:
         # the CSV's names are neutralised against spreadsheet formulas ('=cmd); the terminal shows them as they are
         from evalkit._escape import neutralize_cell
 
-        names = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
-        table[["a", "b"]] = table[["a", "b"]].astype(str).replace(names)
+        shown = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
+        table[["a", "b"]] = table[["a", "b"]].astype(str).replace(shown)
         args.ui.result(table[cols])
     _print_anytime(args, out)
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
@@ -268,7 +274,7 @@ def _anytime_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: di
             warnings.warn("--task-order file: the confidence sequence assumes the tasks come in an order independent "
                           "of their outcomes; files are often sorted (by source, difficulty or date), so the sequence "
                           "can drift from the full-sample mean. The default, --task-order random, shuffles them with "
-                          "the recorded --seed.", UserWarning, stacklevel=2)
+                          "the recorded --rng.", UserWarning, stacklevel=2)
         params["sequential"] = {"order": args.task_order, "look_every": args.look_every,
                                 "bounds": (bounds[0], bounds[1])}
         extra.insert(0, sequential_section)

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="first back-off delay; doubles each retry (default 1)")
     p.add_argument("--cache", default=None, metavar="FILE",
                    help="a JSONL cache of answers shared across runs, keyed by (transcript hashes, task, judge, prompt)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the task order, pair order and warm-up (default 0)")
+    p.add_argument("--rng", type=int, default=0, metavar="SEED", help="seed of the task order, pair order and warm-up (default 0)")
     p.add_argument("--task-order", choices=["random", "file"], default="random",
                    help="order in which tasks are judged (default random, seeded; file order is warned about with "
                         "--stop-when-settled)")
@@ -63,7 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="human labels (item/task, player_a, player_b, human): PPI++ corrected win rates beside the "
                         "judge-only and human-only ones, and the judge's agreement with the humans")
     p.add_argument("--max-chars", type=int, default=24000, help="cut longer transcripts in the middle (default 24000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (0.95)")
+    p.add_argument("--confidence-level", type=float, default=0.95, help="confidence level of intervals (0.95)")
     add_common(p, writes=True)
     p.set_defaults(func=run)
 
@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
         systems = (parts[0], parts[1])
     spec = JudgeSpec(prompt=load_prompt(args.prompt), pairs=args.pairs, top_k=args.top_k, budget=args.budget,
                      both_orders=not args.single_order, concurrency=args.concurrency, retries=args.retries,
-                     retry_delay=args.retry_delay, rng=args.seed, task_order=args.task_order,
-                     stop_when_settled=args.stop_when_settled, systems=systems, confidence_level=args.confidence,
+                     retry_delay=args.retry_delay, rng=args.rng, task_order=args.task_order,
+                     stop_when_settled=args.stop_when_settled, systems=systems, confidence_level=args.confidence_level,
                      max_repeats=args.max_repeats)
     model_args: dict[str, object] = dict(parse_mapping(args.judge_arg, "--judge-arg"))
     judge = resolve_judge(args.judge, model_args=model_args)

@@ -38,7 +38,7 @@ class JudgeModel:
 
 
 def _from_callable(fn: Callable[..., Any], name: str) -> JudgeModel:
-    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):
+    if inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None)):  # noqa: B004 (the __call__ method of a callable object, not callability)
         async def ask(prompt: str) -> str:
             return str(await fn(prompt))
     else:

@@ -198,7 +198,7 @@ class ActivePairs:
             z = (theta - b) / np.sqrt(np.maximum(var, 1e-300))
             gain = (norm.pdf(z)[:, None] * drop / np.maximum(var, 1e-300)[:, None]).sum(axis=0)
             taken = {(x, y) for x, y in batch}
-            gain[[k for k, pr in enumerate(zip(ii, jj)) if pr in taken]] = -np.inf
+            gain[[k for k, pr in enumerate(zip(ii, jj, strict=True)) if pr in taken]] = -np.inf
             best = int(np.argmax(gain))
             if not np.isfinite(gain[best]):
                 break
