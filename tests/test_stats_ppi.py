@@ -60,8 +60,8 @@ def test_rogan_gladen_formula_and_delta_method():
 
 
 def test_judge_agreement_against_statsmodels_kappa():
-    from statsmodels.stats.inter_rater import cohens_kappa
     import pandas as pd
+    from statsmodels.stats.inter_rater import cohens_kappa
 
     gen = np.random.default_rng(2)
     y = gen.binomial(1, 0.5, 200).astype(float)
