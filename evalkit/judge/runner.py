@@ -200,6 +200,7 @@ async def _judge_task(task: str, items: list[Transcript], spec: JudgeSpec, judge
     results: dict[tuple[int, int], list[float]] = {}
     counts: dict[tuple[int, int], int] = {}
     used = 0
+    attempted: set[tuple[int, int]] = set()
     batch_size = max(1, spec.concurrency // per_pair)
     while budget is None or used + per_pair <= budget:
         batch = policy.next_batch(results, batch_size)
@@ -207,6 +208,9 @@ async def _judge_task(task: str, items: list[Transcript], spec: JudgeSpec, judge
             break
         if budget is not None:
             batch = batch[: (budget - used) // per_pair]
+        if batch and all(p in attempted for p in batch):
+            break  # the policy asks again only for pairs whose calls failed or were unparseable: never loop on them
+        attempted.update(batch)
         coros, metas = [], []
         for i, j in batch:
             repeat = counts.get((i, j), 0)
@@ -233,6 +237,7 @@ async def _judge_task(task: str, items: list[Transcript], spec: JudgeSpec, judge
         recs = await asyncio.gather(*coros)
         for ((i, j), first_is_i, _), rec in zip(metas, recs, strict=True):
             run.records.append(rec)
+            results.setdefault((i, j), [])  # judged, even when the verdict was an error or unparseable
             s = _score(rec, first_is_i)
             if s is not None:
                 results.setdefault((i, j), []).append(s)
