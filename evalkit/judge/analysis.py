@@ -180,7 +180,7 @@ def system_comparison(frame: pd.DataFrame, *, confidence_level: float = 0.95,
         return out
     n_tasks = sf["item"].nunique()
     try:
-        board = leaderboard(sf, cluster="item" if n_tasks >= 2 else None, level=confidence_level)
+        board = leaderboard(sf, cluster="item" if n_tasks >= 2 else None, confidence_level=confidence_level)
         out["leaderboard"] = board
     except ValueError as exc:
         out["leaderboard_note"] = str(exc)

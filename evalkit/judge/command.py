@@ -203,6 +203,6 @@ def _write_report(target: Path, frame: pd.DataFrame, results: dict[str, Any], pa
     canon = frame[["player_a", "player_b", "outcome", "weight", "item", "judge"]] if len(frame) else None
     if canon is None:
         canon = pd.DataFrame({"player_a": ["-"], "player_b": ["--"], "outcome": [0.5], "weight": [0.0]})
-    rs = ReportSpec(comparisons=canon, title="evalkit judge", seed=spec.rng, confidence_level=spec.confidence_level,
+    rs = ReportSpec(comparisons=canon, title="evalkit judge", rng=spec.rng, confidence_level=spec.confidence_level,
                     sections=[seed_results, *JUDGE_SECTIONS], params={**params, "record": record})
     write_report(rs, target / "report", force=True)
