@@ -39,6 +39,7 @@ _COMMANDS: tuple[str, ...] = (
     "curve",
     "report",
     "compare",
+    "judge",
     "horizon",
     "frontier",
     "verify",

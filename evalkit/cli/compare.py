@@ -67,6 +67,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="share of tasks on which two single runs disagree (McNemar; default 2p(1-p)(1-icc))")
     plan.add_argument("--effect", type=float, default=None, help="difference in pass rate to detect (e.g. 0.05)")
     plan.add_argument("--power", type=float, default=0.8)
+    seq = p.add_argument_group("anytime-valid comparison and judge correction")
+    seq.add_argument("--sequential", action="store_true",
+                     help="add the betting confidence sequence on the per-task difference: when the answer settled, "
+                          "and the tasks saved against a fixed-n design of equal power (valid at every look)")
+    seq.add_argument("--task-order", choices=["random", "file"], default="random",
+                     help="--sequential: tasks in a random order seeded by --rng (default), or in file order (warned)")
+    seq.add_argument("--look-every", type=int, default=None, metavar="N",
+                     help="--sequential: look at the sequence every N tasks (default: after every task)")
+    seq.add_argument("--score-bounds", default="0,1", metavar="LO,HI",
+                     help="--sequential: the range a score is known to lie in (default 0,1)")
+    seq.add_argument("--human", default=None, metavar="LABELS",
+                     help="human labels (system, task, human): PPI++ corrected accuracy per system and difference per "
+                          "pair, beside the judge-only and human-only ones, and the judge's agreement with the humans")
     add_log_arguments(p)
     p.add_argument("--out", default="evalkit-compare", help="report folder (default ./evalkit-compare)")
     p.add_argument("--title", default="evalkit compare")
@@ -204,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
         "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k") or ()] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
     }
-    with cli_remedies():
+    with cli_remedies():  # bad --score-bounds / --human input: exit 2 with the remedy, never a traceback
+        extra = _anytime_params(args, outcomes, params)
         if args.baseline is not None and args.baseline not in set(outcomes["system"]):
             raise ValueError(f"--baseline {args.baseline!r} is not one of the systems {sorted(set(outcomes['system']))}.")
         if args.baseline is not None:
@@ -213,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         spec = ReportSpec(
             scores=compare_scores(outcomes), title=args.title, rng=args.rng, alpha=args.alpha,
             confidence_level=args.confidence_level, adjust=args.adjust, params=params,
-            sections=[inputs_section, *COMPARE_SECTIONS, unit_section, methods_section], raw_csv=args.raw_csv,
+            sections=[inputs_section, *COMPARE_SECTIONS, *extra, unit_section, methods_section], raw_csv=args.raw_csv,
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
         args.ui.close_bar()
@@ -230,5 +244,64 @@ def run(args: argparse.Namespace) -> int:
         shown = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
         table[["a", "b"]] = table[["a", "b"]].astype(str).replace(shown)
         args.ui.result(table[cols])
+    _print_anytime(args, out)
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
     return 0
+
+
+def _anytime_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: dict) -> list:
+    """The sections and parameters of --sequential, --human and the verdict flips (repeated runs)."""
+    from evalkit.report.anytime import flips_section, sequential_section
+
+    extra: list = [flips_section]
+    systems = list(dict.fromkeys(outcomes["system"].astype(str)))
+    if args.baseline is not None:  # (baseline, candidate): differences are candidate - baseline (second - first)
+        anytime_pairs = [(args.baseline, s) for s in systems if s != args.baseline]
+    else:
+        ordered = (sorted(systems, key=_natural) if args.by else
+                   list(dict.fromkeys(_run_names(list(args.runs), args.names).values())))
+        anytime_pairs = [(ordered[i], ordered[j]) for i in range(len(ordered)) for j in range(i + 1, len(ordered))]
+    params["anytime_pairs"] = anytime_pairs
+    if args.sequential:
+        bounds = parse_floats(args.score_bounds, "--score-bounds") or [0.0, 1.0]
+        if len(bounds) != 2 or not bounds[1] > bounds[0]:
+            raise ValueError(f"--score-bounds takes LO,HI with HI > LO (e.g. 0,1); got {args.score_bounds!r}.")
+        s = outcomes["score"]
+        if ((s < bounds[0]) | (s > bounds[1])).any():
+            raise ValueError(f"--sequential needs bounded scores: some scores lie outside [{bounds[0]:g}, {bounds[1]:g}] "
+                             f"(min {s.min():g}, max {s.max():g}); pass the range they are known to lie in with "
+                             "--score-bounds LO,HI.")
+        if args.task_order == "file":
+            warnings.warn("--task-order file: the confidence sequence assumes the tasks come in an order independent "
+                          "of their outcomes; files are often sorted (by source, difficulty or date), so the sequence "
+                          "can drift from the full-sample mean. The default, --task-order random, shuffles them with "
+                          "the recorded --rng.", UserWarning, stacklevel=2)
+        params["sequential"] = {"order": args.task_order, "look_every": args.look_every,
+                                "bounds": (bounds[0], bounds[1])}
+        extra.insert(0, sequential_section)
+    if args.human:
+        from evalkit.report.human import difference_units, human_section, read_labels, score_units
+
+        units = score_units(outcomes, read_labels(args.human))
+        diffs = difference_units(units, anytime_pairs)
+        both = pd.concat([units, diffs], ignore_index=True)
+        both.attrs["unmatched_labels"] = units.attrs.get("unmatched_labels", 0)
+        params.update(human_units=both, human_source=args.human,
+                      human_what="mean score per system (and the difference candidate - baseline per pair)")
+        extra.append(human_section)
+    return extra
+
+
+def _print_anytime(args: argparse.Namespace, out: Path) -> None:
+    """The --sequential sentence(s) on stderr (they are also in the report)."""
+    if not args.sequential:
+        return
+    csv = out / "tables" / "sequential.csv"
+    if csv.exists():
+        t = pd.read_csv(csv)
+        for r in t.itertuples():
+            when = f"settled at task {int(r.settled_at)}" if pd.notna(r.settled_at) else "not settled"
+            saved = (f"; {int(r.tasks_saved)} tasks saved against a fixed-n design of equal power ({int(r.n_fixed_equal_power)})"
+                     if pd.notna(r.tasks_saved) else "")
+            args.ui.info(f"sequential {r.b} - {r.a}: {when} of {int(r.tasks)} tasks, confidence sequence "
+                         f"[{r.cs_low:.4g}, {r.cs_high:.4g}]{saved}")

@@ -76,6 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--drop-unscored", action="store_true", help="--traces table: drop rows without a score (counted)")
     p.add_argument("--sort-budgets", action="store_true",
                    help="--traces table: sort each session by budget instead of requiring file order")
+    p.add_argument("--human", default=None, metavar="LABELS",
+                   help="human labels of judged items (item, player_a, player_b, human = player_a's score): PPI++ "
+                        "corrected win rates beside the judge-only and human-only ones, and the judge's sensitivity, "
+                        "specificity and kappa against the humans")
     add_log_arguments(p)
     from evalkit.cli.judging import add_judge_flags
 
@@ -120,6 +124,16 @@ def run(args: argparse.Namespace) -> int:
                                             ("prior", args.prior), ("missing", args.missing)) if v is not None})
     if args.judge:
         params["judge"] = args.judge
+    extra = []
+    if args.human:
+        from evalkit.report.human import human_section, read_labels
+
+        if not args.comparisons:
+            raise ValueError("--human corrects a judge log: give the judgment log (PATH) it labels.")
+        params["human_labels"] = read_labels(args.human)
+        params["human_source"] = args.human
+        extra.append(human_section)
+    params["extra_sections"] = extra
     with cli_remedies():
         return _write(args, comparisons, traces, curve_options, params)
 
@@ -129,13 +143,14 @@ def _write(args: argparse.Namespace, comparisons: object, traces: pd.DataFrame |
     from evalkit.report import ReportSpec, write_report
 
     ui, inputs = args.ui, args.inputs
+    extra = params.pop("extra_sections", [])
     spec = ReportSpec(
         comparisons=comparisons, scores=inputs.path(args.scores) if args.scores else None, traces=traces,
         params=params or None, curve_options=curve_options, format=args.format,
         score_columns=parse_mapping(args.score_col, "--score-col"), title=args.title, rng=args.rng,
         alpha=args.alpha, confidence_level=args.confidence_level, adjust=args.adjust, test=args.test, pairs=args.pairs,
         unit_pair=tuple(args.unit_pair) if args.unit_pair else None, tie_policy=args.tie_policy, n_resamples=args.n_resamples,
-        raw_csv=args.raw_csv,
+        raw_csv=args.raw_csv, extra_sections=extra,
     )
     out = write_report(spec, args.out, force=args.force, progress=ui.progress)
     ui.close_bar()
