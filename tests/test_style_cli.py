@@ -147,8 +147,8 @@ def test_style_out_writes_tables(battles, tmp_path, capsys):
     text = capsys.readouterr().out
     assert "Style coefficients" in text and "style control moved the Elo by up to" in text
     files = sorted(p.name for p in out_dir.iterdir())
-    assert files == ["leaderboard.csv", "leaderboard.md", "run.json", "style_coefficients.csv",
-                     "style_coefficients.md"]
+    assert files == ["leaderboard.csv", "leaderboard.md", "run.json", "run.json.sha256",
+                     "style_coefficients.csv", "style_coefficients.md"]
     board = pd.read_csv(out_dir / "leaderboard.csv")
     js = pd.DataFrame(_rate_json(capsys, battles, "--style", "len_a:len_b")["leaderboard"])
     np.testing.assert_allclose(board["elo"], js["elo"], rtol=1e-12)
