@@ -68,7 +68,7 @@ def _first_line(path: Path, head: bytes) -> str | None:
         limit = int(current_limits().max_line_bytes)
         opener = gzip.open if head[:2] == b"\x1f\x8b" else open
         try:
-            with opener(path, "rb") as fh:  # type: ignore[operator]
+            with opener(path, "rb") as fh:
                 line = fh.readline(limit + 1)
         except (OSError, EOFError):
             return None

@@ -159,7 +159,8 @@ def _from_csv(path: Path, data: bytes, encoding: str | None = None) -> pd.DataFr
     suffixes = [x.lower() for x in path.suffixes]
     sep = "\t" if {".tsv", ".tab"} & set(suffixes) else ","
     text = decode_text(path, data, encoding)
-    first = re.match(r"[^\r\n]*", text).group()  # the header line, whatever ends it (old Mac files: \r)
+    head = re.match(r"[^\r\n]*", text)  # always matches (possibly empty)
+    first = head.group() if head else ""  # the header line, whatever ends it (old Mac files: \r)
     header = next(csv.reader([first], delimiter=sep), [])
     check_columns(len(header), str(path))
     check_unique_columns(path, [h.strip() for h in header])

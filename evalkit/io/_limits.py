@@ -39,7 +39,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol, cast
 
 __all__ = ["ReadLimits", "current_limits", "read_limits", "parse_limit_specs", "read_bytes", "gunzip",
            "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix"]
@@ -76,11 +76,14 @@ class ReadLimits:
         """Defaults, overridden by the ``EVALKIT_MAX_*`` environment variables."""
         env = os.environ if environ is None else environ
         given = {name: env[var] for name, var in _ENV.items() if env.get(var)}
-        return cls(**{k: _parse_value(k, v, f"the environment variable {_ENV[k]}") for k, v in given.items()})
+        values: dict[str, Any] = {k: _parse_value(k, v, f"the environment variable {_ENV[k]}")
+                                  for k, v in given.items()}
+        return cls(**values)  # each value is checked by __post_init__
 
     def replace(self, **changes: Any) -> ReadLimits:
         """A copy with some fields changed (values may be text such as ``"4G"``)."""
-        return dataclasses.replace(self, **{k: _parse_value(k, v, "limits") for k, v in _checked(changes).items()})
+        values: dict[str, Any] = {k: _parse_value(k, v, "limits") for k, v in _checked(changes).items()}
+        return dataclasses.replace(self, **values)  # each value is checked by __post_init__
 
     @property
     def flag_hint(self) -> str:
@@ -140,7 +143,7 @@ def read_limits(limits: ReadLimits | Mapping[str, Any] | None = None, **changes:
 
 def parse_limit_specs(specs: list[str] | tuple[str, ...]) -> dict[str, int | float]:
     """``["max_bytes=4G", ...]`` (the CLI's ``--limit``) -> ``{"max_bytes": 4294967296}``."""
-    out: dict[str, int | float] = {}
+    out: dict[str, Any] = {}  # int or float per field; checked by ReadLimits(**out) below
     for spec in specs:
         name, sep, value = spec.partition("=")
         if not sep:
@@ -188,7 +191,13 @@ class _Budget:
             raise _bomb(self.source, self.out, consumed, self.limits)
 
 
-def gunzip(fh: IO[bytes], source: str, limits: ReadLimits, *, cap: int | None = None,
+class _Reader(Protocol):
+    """What ``gunzip`` reads from: anything with ``read(n) -> bytes``."""
+
+    def read(self, n: int, /) -> bytes: ...
+
+
+def gunzip(fh: _Reader, source: str, limits: ReadLimits, *, cap: int | None = None,
            keep: bool = True) -> bytes:
     """Decompress a gzip stream (every member) with the caps of ``limits``; ``keep=False``
     only measures (returns b"")."""
@@ -350,7 +359,8 @@ def _zstd_reader(raw: _Raw) -> Any:
         import zstandard
     except ImportError:  # pragma: no cover - Python >= 3.14 without the zstandard package
         raise ValueError("This .eval member is compressed with Zstandard; install the 'zstandard' package.") from None
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    # stream_reader only calls raw.read(n); _Raw is not a full IO[bytes]
+    return zstandard.ZstdDecompressor().stream_reader(cast("IO[bytes]", raw), read_across_frames=True)
 
 
 def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
