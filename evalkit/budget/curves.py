@@ -61,6 +61,9 @@ class CurveResult:
         The options the curves were made with.
     converged : dict
         Fit name -> whether the point-estimate Bradley–Terry fit converged.
+    sessions_per_task : dict
+        System -> harmonic mean of its sessions per task (the bootstrap resamples that many per
+        task; :func:`evalkit.budget.inflection_point` corrects its band for so few).
     """
 
     curve: pd.DataFrame
@@ -73,6 +76,7 @@ class CurveResult:
     tie_share: dict[str, float]
     options: dict = field(default_factory=dict)
     converged: dict[str, bool] = field(default_factory=dict)
+    sessions_per_task: dict[str, float] = field(default_factory=dict)
 
     @property
     def n_failed(self) -> int:
@@ -385,4 +389,6 @@ def elo_curves(
         anchors={s: f.anchor_budget for f in fits for s in f.systems}, replicates=reps,
         failed=failed, confidence_level=spec.confidence_level, tie_share=shares, options=spec.options,
         converged={f.name: f.converged for f in fits},
+        sessions_per_task={str(k): float(len(v) / np.sum(1.0 / v)) for k, v in
+                           ck.sessions.groupby(["system", "task"]).size().groupby(level=0)},
     )

@@ -84,14 +84,15 @@ def _plan(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"--plan needs {' and '.join(missing)} (and optionally --epochs, --icc, --effect).")
     table = cluster_design(args.tasks, args.epochs, base_rate=args.baseline_rate, icc=args.icc, effect=args.effect,
-                           power=args.power, alpha=args.alpha, discordance=args.discordance)
+                           power=args.power, alpha=args.alpha, discordance=args.discordance, noise=args.noise)
     print(f"power plan: {args.tasks} tasks x {args.epochs} run(s), baseline pass rate {args.baseline_rate:g}, "
           f"icc {args.icc:g}, alpha {args.alpha:g}, power {args.power:g}"
           + (f", effect {args.effect:g}" if args.effect is not None else "") + "\n")
     print(to_markdown(table, floatfmt=".4g"))
     print("\nmde: smallest difference in pass rate detected; tasks_needed (at --epochs runs) and runs_needed (at "
           "--tasks tasks) for --effect. 'paired tasks' assumes both systems share each task's difficulty (best "
-          "case), 'independent tasks' that they share nothing (worst case).")
+          "case), 'independent tasks' that they share nothing (worst case). McNemar rows are the exact test's power; "
+          "'flaky-task test' says how many runs per task find a task that passes half its runs.")
     return 0
 
 

@@ -119,9 +119,11 @@ def run(args: argparse.Namespace) -> int:
              f"{'converged' if attrs['converged'] else 'NOT CONVERGED'}"]
     if attrs.get("tie_param") is not None:
         notes.append(f"Davidson tie parameter nu = {attrs['tie_param']:.4g}")
-    if attrs.get("n_degenerate"):
+    if attrs.get("fallback"):
+        notes.append(attrs["fallback"])
+    elif attrs.get("n_degenerate"):
         notes.append(f"{attrs['n_degenerate']} of {attrs['n_resamples']} bootstrap replicates had no finite ratings "
-                     "(a model never lost or never won in them) and were left out of the intervals")
+                     "(a model never lost or never won in them); they are kept, fitted with a small L2 penalty")
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:

@@ -7,7 +7,7 @@ a million comparisons among 100 models is a fit on at most 4,950 pairs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -38,6 +38,10 @@ class PairCounts:
         Weighted number of wins of ``i``, wins of ``j`` and ties in the pair. A continuous
         outcome ``o`` (``i``'s score, not 0, 0.5 or 1) with weight ``w`` adds ``w * o`` to
         ``wins_i`` and ``w * (1 - o)`` to ``wins_j``.
+    continuous : bool
+        Whether some outcome was continuous. The counts are then sufficient for the fit and the
+        Hessian, not for the sandwich (its meat needs the sum of squared outcomes per pair), which
+        is computed from the comparisons or their cells instead.
     """
 
     players: tuple[str, ...]
@@ -46,6 +50,7 @@ class PairCounts:
     wins_i: np.ndarray
     wins_j: np.ndarray
     ties: np.ndarray
+    continuous: bool = False
 
     @property
     def n_players(self) -> int:
@@ -278,4 +283,6 @@ def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) 
     score_lo = np.where(tie, 0.0, np.where(swap, 1.0 - outcome, outcome))
     score_hi = np.where(tie, 0.0, 1.0 - score_lo)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    return _merge(players, lo, hi, score_lo * weight, score_hi * weight, np.where(tie, weight, 0.0))
+    counts = _merge(players, lo, hi, score_lo * weight, score_hi * weight, np.where(tie, weight, 0.0))
+    continuous = bool(np.any((weight > 0) & ~tie & (outcome != 0.0) & (outcome != 1.0)))
+    return replace(counts, continuous=True) if continuous else counts

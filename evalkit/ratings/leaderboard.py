@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -13,14 +14,14 @@ from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bt import CovKind, TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
-from evalkit.ratings.elo import elo_intervals, interval_label, uses_sparse_intervals
+from evalkit.ratings.elo import elo_intervals, interval_df, interval_label, uses_sparse_intervals
 from evalkit.ratings.ranks import fastchat_rank, fit_rank_values
 from evalkit.summary import tally_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LEADERBOARD_COLUMNS", "Leaderboard", "leaderboard", "leaderboard_columns"]
+__all__ = ["LEADERBOARD_COLUMNS", "Leaderboard", "leaderboard", "leaderboard_columns", "DegenerateBootstrapWarning"]
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -177,22 +178,62 @@ def leaderboard_columns(
         fit, ties=ties, level=confidence_level, interval=kind, cluster=cluster, n_clusters=cells.n_clusters,
         cluster_correction=cluster_correction)}
     boot = None
+    rank_df = interval_df(rows, wald_cluster)
     if kind == "bootstrap":
         from evalkit.ratings.bootstrap import bootstrap_bt
-
         assert rng is not None  # _check_interval: a bootstrap needs a seed
+
         boot = bootstrap_bt(cells, n_resamples=n_resamples, rng=rng, cluster=cluster, fit=fit, progress=progress)
-        cols["ci_low"], cols["ci_high"] = boot.confidence_interval(confidence_level, base=base, anchor=anchor)
-        unit = "comparisons" if cluster is None else f"clusters of {cluster!r}"
-        attrs["interval"] = f"bootstrap {confidence_level:.0%} percentile over {unit}, {label}"
-        attrs.update(n_resamples=boot.n_resamples, n_degenerate=boot.n_degenerate)
+        attrs.update(n_resamples=boot.n_resamples, n_degenerate=boot.n_degenerate,
+                     degenerate_share=boot.degenerate_fraction, degenerate_handling=boot.degenerate)
+        fallback = _bootstrap_fallback(boot, confidence_level)
+        if fallback is None:
+            cols["ci_low"], cols["ci_high"] = boot.confidence_interval(confidence_level, base=base, anchor=anchor)
+            attrs["interval"] = f"{boot.describe(confidence_level)}, {label}"
+        else:  # the bootstrap's tails would be made of degenerate replicates: use the sandwich instead
+            rows = cells.cells
+            cov = None if uses_sparse_intervals(fit) else fit.covariance(
+                "sandwich", frame=rows, cluster=cluster, cluster_correction=cluster_correction)
+            wald = elo_intervals(fit, base=base, anchor=anchor, se="sandwich", level=confidence_level, frame=rows,
+                                 cluster=cluster, cluster_correction=cluster_correction, cov=cov)
+            cols["ci_low"], cols["ci_high"] = wald["ci_low"], wald["ci_high"]
+            attrs["interval"] = f"{_wald_label(cluster, cells.n_clusters, cluster_correction, confidence_level)}, {label}"
+            attrs.update(fallback=fallback, cluster_correction=cluster_correction if cluster else None)
+            attrs.setdefault("caveats", []).append(fallback)
+            rank_df, boot = interval_df(rows, cluster), None  # ranks from the sandwich too
+            warnings.warn(fallback, DegenerateBootstrapWarning, stacklevel=3)
     else:
-        robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
-                  if cluster is not None and kind == "sandwich" else kind)
-        attrs["interval"] = f"{robust} {confidence_level:.0%} Wald, {label}"
+        what = _wald_label(wald_cluster, cells.n_clusters, cluster_correction, confidence_level, kind)
+        attrs["interval"] = f"{what}, {label}"
     # one covariance for intervals and ranks; none (no ranks) on the sparse path of thousands of players
-    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=confidence_level, rng=rng)
+    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=confidence_level, rng=rng, df=rank_df)
     return Leaderboard(_tabulate(fit.players, cols, cells, ranks), attrs)
+
+
+class DegenerateBootstrapWarning(UserWarning):
+    """Too many bootstrap replicates had no finite ratings: the leaderboard used the sandwich instead."""
+
+
+def _bootstrap_fallback(boot, level: float) -> str | None:
+    """Why the bootstrap is not used (more degenerate replicates than one tail of the interval
+    holds: its bounds would be set by replicates in which some model's rating diverges), or None."""
+    tail = (1.0 - level) / 2.0
+    if boot.degenerate_fraction <= tail:
+        return None
+    unit = "comparisons" if not boot.clustered else f"the {boot.n_units} clusters of {boot.unit!r}"
+    what = ("the cluster-robust sandwich (CR1, t(G - 1))" if boot.clustered else "the robust sandwich (HC0)")
+    return (f"{boot.n_degenerate} of {boot.n_resamples} bootstrap replicates over {unit} ({boot.degenerate_fraction:.0%}) "
+            f"have no finite ratings (some model never loses or never wins in them), more than the "
+            f"{tail:.1%} in one tail of a {level:.0%} interval: the intervals are {what} instead.")
+
+
+def _wald_label(cluster: str | None, n_clusters: int | None, correction: str, level: float,
+                interval: str = "sandwich") -> str:
+    """``"cluster-robust ('item', 13 clusters, CR1) sandwich 95% Wald, t(12)"`` and the like."""
+    if cluster is None:
+        return f"{interval} {level:.0%} Wald"
+    g = int(n_clusters or 0)
+    return f"cluster-robust ({cluster!r}, {g} clusters, {correction}) sandwich {level:.0%} Wald, t({g - 1})"
 
 
 def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> IntervalKind:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, stats
+from scipy import sparse
 from scipy.special import expit
 
+from evalkit._cluster import t_quantile, t_two_sided_pvalue
 from evalkit._deprecate import renamed_keywords
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import aggregate, encode_players
@@ -86,8 +87,10 @@ class PositionEffect:
     p_left : float
         ``expit(gamma)``: probability that the left one of two equal answers wins.
     pvalue : float
-        Wald test of ``gamma = 0``.
+        Wald test of ``gamma = 0`` (``t(df)``).
     cov_kind : str
+    df : float
+        ``G - 1`` for a cluster-robust fit, infinite otherwise.
     """
 
     gamma: float
@@ -97,10 +100,12 @@ class PositionEffect:
     pvalue: float
     cov_kind: str
     level: float = 0.95
+    df: float = float("inf")
 
     def confidence_interval(self, level: float | None = None) -> tuple[float, float]:
-        """Wald interval of ``gamma`` (exponentiate it for the odds ratio)."""
-        q = stats.norm.ppf(0.5 + (level or self.level) / 2)
+        """Wald interval of ``gamma`` (exponentiate it for the odds ratio); ``t(df)`` quantile
+        (``df = G - 1`` for a cluster-robust fit, the normal otherwise)."""
+        q = t_quantile(0.5 + (level or self.level) / 2, self.df)
         return self.gamma - q * self.se, self.gamma + q * self.se
 
     def describe(self) -> str:
@@ -117,7 +122,8 @@ def position_effect(fit: StyleFit, level: float = 0.95) -> PositionEffect:
     k = list(fit.coef.index).index("player_a")
     g, se = float(fit.coef.iloc[k]), float(fit.se()[n + k])
     return PositionEffect(gamma=g, se=se, odds_ratio=float(np.exp(g)), p_left=float(expit(g)),
-                          pvalue=float(2 * stats.norm.sf(abs(g / se))), cov_kind=fit.cov_kind, level=level)
+                          pvalue=t_two_sided_pvalue(g / se, fit.df), cov_kind=fit.cov_kind, level=level,
+                          df=fit.df)
 
 
 @renamed_keywords(level="confidence_level")

@@ -10,8 +10,9 @@ response, as in statsmodels' ``Logit`` / ``GLM(Binomial)``). ``weight`` is a fre
 weight: a row of weight ``w`` counts as ``w`` identical rows, in the fit and in the
 sandwich alike. Intervals come from the sandwich ``H^-1 M H^-1`` (HC0: ``M`` sums the
 outer products of per-row scores, each row counted ``w`` times), cluster-robust when
-``cluster`` is given (scores summed per cluster; optional CR1 factor ``G / (G - 1)``),
-or from the model-based ``H^-1``.
+``cluster`` is given (scores summed per cluster; the CR1 factor ``G / (G - 1) * (N - 1) / (N - K)``
+by default, :mod:`evalkit._cluster`, and then ``t(G - 1)`` quantiles and p-values), or from the
+model-based ``H^-1``.
 
 The solver is Newton's method on the concave log-likelihood with a full-rank reference
 coding (the first player's strength fixed at 0); results are reported for centred
@@ -28,9 +29,10 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, stats
+from scipy import sparse
 from scipy.special import expit, log_expit
 
+from evalkit._cluster import cluster_df, t_label, t_quantile, t_two_sided_pvalue
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import aggregate, encode_players
 from evalkit.ratings.elo import ELO_SCALE
@@ -93,8 +95,9 @@ class LogitFit:
             ).tocsr() @ s
             meat = agg.T @ agg
             if cr1:
-                n_obs, k = float(self.weight.sum()), len(self.coef)
-                meat = meat * (len(uniq) / (len(uniq) - 1.0)) * ((n_obs - 1.0) / (n_obs - k))
+                from evalkit._cluster import cr1_factor
+
+                meat = meat * cr1_factor(len(uniq), float(self.weight.sum()), len(self.coef))
         meat = np.asarray(meat.todense() if sparse.issparse(meat) else meat)
         return h_inv @ meat @ h_inv
 
@@ -206,6 +209,9 @@ class StyleFit:
     n_clusters : int or None
     logit : LogitFit
         The underlying fit (reference coding), e.g. for other covariances.
+
+    Intervals and p-values use ``t(G - 1)`` when the covariance is cluster-robust (:attr:`df`),
+    the normal otherwise.
     """
 
     players: tuple[str, ...]
@@ -220,32 +226,43 @@ class StyleFit:
     def converged(self) -> bool:
         return self.logit.converged
 
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of the intervals: ``G - 1`` for a cluster-robust covariance, else infinite."""
+        return cluster_df(self.n_clusters)
+
+    def _q(self, level: float) -> float:
+        return t_quantile(0.5 + level / 2, self.df)
+
     def se(self) -> np.ndarray:
         """Standard errors of ``(theta, coef)``."""
         return np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
 
     def coef_table(self, level: float = 0.95) -> pd.DataFrame:
-        """Covariate coefficients with SE, Wald interval, z and p-value; ``odds_ratio = exp(coef)``."""
+        """Covariate coefficients with SE, Wald interval, statistic ``z = coef / se`` and p-value (both from
+        ``t(df)``: ``df = G - 1`` when cluster-robust, else the normal); ``odds_ratio = exp(coef)``."""
         n = len(self.players)
         se = self.se()[n:]
-        q = stats.norm.ppf(0.5 + level / 2)
+        q = self._q(level)
         z = self.coef.to_numpy() / se
         return pd.DataFrame({
             "covariate": self.coef.index, "coef": self.coef.to_numpy(), "se": se,
             "ci_low": self.coef.to_numpy() - q * se, "ci_high": self.coef.to_numpy() + q * se,
-            "z": z, "pvalue": 2 * stats.norm.sf(np.abs(z)), "odds_ratio": np.exp(self.coef.to_numpy()),
+            "z": z, "df": self.df, "pvalue": [t_two_sided_pvalue(v, self.df) for v in z],
+            "odds_ratio": np.exp(self.coef.to_numpy()),
         })
 
     def table(self, *, base: float = 1000.0, level: float = 0.95) -> pd.DataFrame:
         """Elo (``base + 400 log10(e) * theta``, centred) with Wald intervals, best first."""
         n = len(self.players)
-        q = stats.norm.ppf(0.5 + level / 2)
+        q = self._q(level)
         elo = base + ELO_SCALE * self.theta
         half = q * ELO_SCALE * self.se()[:n]
         out = pd.DataFrame({"model": self.players, "elo": elo, "ci_low": elo - half, "ci_high": elo + half})
         out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
         out.insert(0, "rank", np.arange(1, n + 1))
-        out.attrs["interval"] = f"{self.cov_kind} {level:.0%} Wald, centred"
+        quantile = "" if np.isinf(self.df) else f", {t_label(self.df)}"
+        out.attrs["interval"] = f"{self.cov_kind} {level:.0%} Wald{quantile}, centred"
         return out
 
 

@@ -118,7 +118,7 @@ def fit_leaderboard(fit: StyleFit, frame: pd.DataFrame, *, base: float, level: f
     out.attrs.update(table.attrs, ties="half", converged=fit.converged, n_iter=fit.logit.n_iter)
     n = len(fit.players)
     return add_rank_columns(out, fit.players, ELO_SCALE * fit.theta, cov=fit.cov[:n, :n] * ELO_SCALE**2,
-                            how=fit.cov_kind, level=level)
+                            how=fit.cov_kind, level=level, df=fit.df)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
@@ -63,9 +64,10 @@ def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
         decisive = r.left + r.right
         side = r.favours
         share = r.left_share if side != "right" else 1 - r.left_share
+        test, _, ci_name = str(r.test).partition(", ")
         line = (f"**{plain(r.judge)}** favours the **{side}** answer: {share:.1%} of {decisive} decisive votes "
-                f"({r.ties} ties left out), exact binomial p = {r.pvalue:.2g}; left share {r.left_share:.3f} "
-                f"({level:.0%} Clopper-Pearson {r.ci_low:.3f}..{r.ci_high:.3f})")
+                f"({r.ties} ties left out), {test} p = {r.pvalue:.2g}; left share {r.left_share:.3f} "
+                f"({level:.0%} {ci_name.removesuffix(' interval')} {r.ci_low:.3f}..{r.ci_high:.3f})")
         if not pd.isna(r.adj_odds_left):
             line += (f"; position-adjusted odds of the left answer between equals {r.adj_odds_left:.3g} "
                      f"({r.adj_odds_low:.3g}..{r.adj_odds_high:.3g})")
@@ -91,6 +93,10 @@ def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
         else:
             head += (f" Without this judge's votes: Elo {r.elo_without:.0f} ({r.ci_low_without:.0f}.."
                      f"{r.ci_high_without:.0f}), rank {r.rank_without:.0f} of {r.n_models_without:.0f}.")
+        if pd.notna(getattr(r, "self_pvalue", np.nan)):
+            head += (f" On the comparisons that other judges rated too, it scored {plain(r.model)} "
+                     f"{r.self_preference:+.3f} above them ({r.self_ci_low:+.3f}..{r.self_ci_high:+.3f}; "
+                     f"{r.self_test}; p = {r.self_pvalue:.2g}).")
         out.append(head)
     return out
 
@@ -115,7 +121,9 @@ def judge_section(ctx: ReportContext) -> Section | None:
         pos = position_bias_table(frame, panels, level=level)
         results["position_bias"] = pos
         blocks += [Text("**Position bias.** `player_a` is the answer shown first (left). Exact binomial test of left "
-                        "wins among decisive votes; the odds ratio is exp(gamma) of the position-adjusted "
+                        "wins among decisive votes, or, when several votes fall on one comparison (the same item "
+                        "and pair), a CR1 t-test clustered by comparison: those votes are not independent (the "
+                        "`test` column says which); the odds ratio is exp(gamma) of the position-adjusted "
                         "Bradley-Terry fit (`evalkit rate --adjust-position`), whose ratings do not depend on the "
                         "side a model was shown on."),
                    Bullets(tuple(_position_lines(pos, level))),
@@ -159,6 +167,6 @@ def judge_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = 
         pos = position_bias_table(frame, panels)
         for r in pos.dropna(subset=["pvalue"]).itertuples():
             if r.pvalue < alpha:
-                out.append(position_warning(r.judge, r.left, r.right, r.pvalue))
+                out.append(position_warning(r.judge, r.left, r.right, r.pvalue, str(r.test).split(",")[0]))
     players = sorted(set(frame["player_a"]) | set(frame["player_b"]))
     return out + self_rating_warnings(panels.unique(), players)
