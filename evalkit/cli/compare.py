@@ -299,9 +299,9 @@ def _print_anytime(args: argparse.Namespace, out: Path) -> None:
     csv = out / "tables" / "sequential.csv"
     if csv.exists():
         t = pd.read_csv(csv)
-        for r in t.itertuples():
-            when = f"settled at task {int(r.settled_at)}" if pd.notna(r.settled_at) else "not settled"
-            saved = (f"; {int(r.tasks_saved)} tasks saved against a fixed-n design of equal power ({int(r.n_fixed_equal_power)})"
-                     if pd.notna(r.tasks_saved) else "")
-            args.ui.info(f"sequential {r.b} - {r.a}: {when} of {int(r.tasks)} tasks, confidence sequence "
-                         f"[{r.cs_low:.4g}, {r.cs_high:.4g}]{saved}")
+        for r in t.to_dict("records"):  # one dict per look-up row: plain Python values
+            when = f"settled at task {int(r['settled_at'])}" if pd.notna(r["settled_at"]) else "not settled"
+            saved = (f"; {int(r['tasks_saved'])} tasks saved against a fixed-n design of equal power "
+                     f"({int(r['n_fixed_equal_power'])})" if pd.notna(r["tasks_saved"]) else "")
+            args.ui.info(f"sequential {r['b']} - {r['a']}: {when} of {int(r['tasks'])} tasks, confidence sequence "
+                         f"[{r['cs_low']:.4g}, {r['cs_high']:.4g}]{saved}")

@@ -183,7 +183,7 @@ def _lm_eval(path: Path, max_chars: int) -> Iterator[Transcript]:
             args = rec.get("arguments")
             prompt = ""
             if isinstance(args, dict):
-                first = next(iter(args.values()), {})
+                first: object = next(iter(args.values()), {})
                 prompt = str(first.get("arg_0", "")) if isinstance(first, dict) else str(first)
             elif isinstance(args, list) and args:
                 prompt = str(args[0][0] if isinstance(args[0], list) else args[0])

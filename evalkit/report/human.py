@@ -59,9 +59,9 @@ def read_labels(path: str | Path) -> pd.DataFrame:
 
 
 def _unordered(a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    a, b = a.astype(str).to_numpy(), b.astype(str).to_numpy()
-    swap = a > b
-    return np.where(swap, b, a), np.where(swap, a, b), swap
+    x, y = a.astype(str).to_numpy(), b.astype(str).to_numpy()
+    swap = np.asarray(x > y)
+    return np.asarray(np.where(swap, y, x)), np.asarray(np.where(swap, x, y)), swap
 
 
 def pairwise_units(comparisons: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
@@ -107,7 +107,7 @@ def score_units(outcomes: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
                          f"{['task' if c == 'item' else c for c in need]}.")
     judged = outcomes.groupby(["system", "task"], as_index=False)["score"].mean()
     judged["system"], judged["task"] = judged["system"].astype(str), judged["task"].astype(str)
-    hl = labels.groupby(["system", "item"], as_index=False)["human"].mean().rename(columns={"item": "task"})
+    hl = labels.groupby(["system", "item"], as_index=False)[["human"]].mean().rename(columns={"item": "task"})
     m = judged.merge(hl, on=["system", "task"], how="left")
     out = pd.DataFrame({"group": m["system"], "item": m["task"], "judge": m["score"], "human": m["human"]})
     out.attrs["unmatched_labels"] = len(hl) - int(m["human"].notna().sum())

@@ -246,7 +246,8 @@ def self_preference_test(frame: pd.DataFrame, own: np.ndarray, model: str, *, le
     lo, hi = est.confidence_interval()
     from evalkit._cluster import t_two_sided_pvalue
 
-    p = t_two_sided_pvalue(est.estimate / est.se, float(est.df)) if est.se > 0 else 1.0
+    se, df = est.se, (float(est.df) if est.df is not None else float("inf"))  # df None: normal reference
+    p = t_two_sided_pvalue(est.estimate / se, df) if se is not None and se > 0 else 1.0
     how = (f"paired over {len(both)} comparisons, CR1 by item ({len(set(items))} items), t({est.df:g})" if clustered
            else f"paired over {len(both)} comparisons, t({est.df:g})")
     return {"self_preference": est.estimate, "self_ci_low": lo, "self_ci_high": hi, "self_pvalue": p,

@@ -29,12 +29,16 @@ likes, an uninformative judge only costs width (PPI++ then falls back to the hum
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
 from evalkit.stats._result import Estimate
+
+if TYPE_CHECKING:
+    import pandas as pd
 from evalkit.stats._validate import check_alternative, check_confidence_level
 
 __all__ = ["ppi_mean", "ppi_lambda", "rogan_gladen", "judge_agreement", "JudgeAgreement", "CorrectionResult",
@@ -239,7 +243,7 @@ def judge_agreement(y: ArrayLike, yhat: ArrayLike, *, confidence_level: float = 
 class CorrectionResult:
     """The judge-only, human-only, PPI++ and (binary labels) Rogan–Gladen estimates side by side."""
 
-    table: object  # pandas.DataFrame: method, estimate, ci_low, ci_high, width, n
+    table: pd.DataFrame  # method, estimate, ci_low, ci_high, width, n
     ppi: Estimate
     human_only: Estimate
     rogan_gladen: Estimate | None
