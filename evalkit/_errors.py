@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["where", "describe_bad", "nonnegative_column"]
+__all__ = ["where", "describe_bad", "nonnegative_column", "list_ids"]
 
 
 def where(mask: np.ndarray, lines: Sequence[int] | np.ndarray | None, *, source: str | None = None) -> str:
@@ -59,3 +59,10 @@ def nonnegative_column(
             f"Got {describe_bad(frame[column].to_numpy(), bad)} {where(bad, lines)} instead."
         )
     return values
+
+
+def list_ids(ids: Sequence[object], *, limit: int = 10, sep: str = ", ") -> str:
+    """At most ``limit`` ids joined by ``sep``, then "and N more" (an error line stays one short line)."""
+    items = [str(i) for i in ids]
+    shown = sep.join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
                                             ("prior", args.prior), ("missing", args.missing)) if v is not None})
     if args.judge:
         params["judge"] = args.judge
-    with cli_remedies():
+    with cli_remedies(given=["--missing lose"] if args.missing == "lose" else []):
         return _write(args, comparisons, traces, curve_options, params)
 
 
