@@ -169,3 +169,43 @@ def read_log_inputs(args: argparse.Namespace, paths: Sequence[str], *, metadata:
     """Read files / folders / globs of logs with the flags' options (errors name the flags)."""
     with cli_remedies(getattr(args, "_options", None)):
         return read_logs(list(paths), log_options(args, metadata), progress=progress)  # type: ignore[arg-type]
+
+
+#: What each harness-log format is, for the one-line redirections of the judgment-log commands.
+_HARNESS_NAMES = {"inspect": "an Inspect log", "swe_agent": "a SWE-agent trajectory",
+                  "mini_swe_agent": "a mini-swe-agent trajectory", "swe_bench": "a SWE-bench verdict file",
+                  "lm_eval": "lm-eval samples", "mt_bench_single": "MT-bench single-answer judgments",
+                  "events": "a JSONL event stream", "table": "an outcome or session table",
+                  "lm_eval_results": "an lm-eval results file"}
+
+
+def harness_logs(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """``(path, format)`` of the inputs that are harness logs of runs (not pairwise judgment logs); a folder
+    counts when it holds any harness log and no judgment log."""
+    from evalkit.io.logs import COMPARISON_LOG
+
+    found = []
+    for spec in paths:
+        p = Path(spec)
+        files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())[:200] if p.is_dir() else []
+        fmts = []
+        for f in files:
+            try:
+                fmts.append(log_format(f))
+            except (OSError, ValueError):
+                fmts.append(None)
+        kinds = [f for f in fmts if f is not None and f != COMPARISON_LOG]
+        if kinds and COMPARISON_LOG not in fmts and not (p.is_file() and kinds[0] in ("table", "events")):
+            found.append((spec, kinds[0]))
+    return found
+
+
+def not_a_judgment_log(paths: Sequence[str], command: str) -> None:
+    """Raise the one-line error naming the commands that read harness logs, when an input is one."""
+    hits = harness_logs(paths)
+    if hits:
+        spec, fmt = hits[0]
+        what = _HARNESS_NAMES.get(fmt, "a harness log")
+        raise ValueError(f"{spec} is {what} (runs of tasks), not pairwise judgments that `evalkit {command}` rates: "
+                         f"score it with `evalkit score {spec}`, compare runs with `evalkit compare BASELINE "
+                         "CANDIDATE`, or draw Elo per budget with `evalkit curve` / `evalkit report --traces`.")

@@ -91,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
     check_out_path(args.out, force=args.force)
     comparisons = None
     if args.comparisons:
+        from evalkit.cli._logs import not_a_judgment_log
+
+        not_a_judgment_log([p for p in args.comparisons if p != "-"], "report")
         paths = [inputs.path(p, reader=read_comparisons) for p in args.comparisons]
         comparisons = paths[0] if len(paths) == 1 else paths
         if inputs.kwargs(read_comparisons):  # a reader taking encoding=: read here, hand over the result
