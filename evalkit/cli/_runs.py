@@ -109,8 +109,9 @@ def _reported_text(entries: list[dict]) -> str:
 
 
 def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Sequence[str], *,
-                 cluster: str | None, title: str = "score of each run") -> Any:
-    """Score each system alone (:func:`evalkit.stats.score.score_runs`) and print the table."""
+                 cluster: str | None, title: str = "score of each run", before: tuple[str, Any] | None = None) -> Any:
+    """Score each system alone (:func:`evalkit.stats.score.score_runs`) and print the table (after the
+    ``before`` table, e.g. compare's pairs: ``(title, table)``), as one result (one JSON object with --json)."""
     from evalkit.stats.score import score_runs
 
     res = score_runs(outcomes, cluster=cluster, confidence_level=args.confidence,
@@ -131,11 +132,18 @@ def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Seq
              and not (c == "reported by the harness" and not table[c].astype(bool).any())]
     table = table[shown]
     level = f"{args.confidence:.0%}"
-    args.ui.result(table, title=f"{title} (mean over tasks; se = sd / sqrt(n tasks); {level} interval: "
-                                f"Wilson for one pass/fail run per task, else t or CR1 clustered)", floatfmt=".6g")
+    titled: dict[str, Any] = {}
+    keys: dict[str, Any] = {}
+    if before is not None:
+        titled[before[0]] = keys["pairs"] = before[1]
+    titled[f"{title} (mean over tasks; se = sd / sqrt(n tasks); {level} interval: Wilson for one pass/fail run per "
+           "task, else t or CR1 clustered)"] = keys["scores"] = table
     if res.pass_k is not None and len(res.pass_k):
-        args.ui.result(res.pass_k, title="pass@k and pass^k (unbiased, averaged over tasks with at least k runs)",
-                       floatfmt=".4g")
+        titled["pass@k and pass^k (unbiased, averaged over tasks with at least k runs)"] = keys["pass_k"] = res.pass_k
+    if args.ui.json:
+        args.ui.result(keys if len(keys) > 1 else table)
+    else:
+        args.ui.result(titled, floatfmt=".6g")
     return res
 
 

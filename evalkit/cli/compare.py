@@ -174,5 +174,7 @@ def _print(args: argparse.Namespace, out: Path, outcomes: pd.DataFrame, read: di
 
         names = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
         table[["baseline", "candidate"]] = table[["baseline", "candidate"]].astype(str).replace(names)
-        args.ui.result(table[cols], title="paired over shared tasks: candidate − baseline")
+        print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone",
+                     before=("paired over shared tasks: candidate − baseline", table[cols]))
+        return
     print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone")

@@ -13,7 +13,10 @@ paired with its own results file by the stamp, never with the first one in the f
 
 A task evaluated under several filters (``get-answer``, ``strict-match``...) logs each document
 once per filter. One filter is the score: the one asked for (``filter=``, CLI ``--filter``),
-else the first in the file, and the choice is named in a note.
+else the first in the file, and the choice is named in a note. Versions around 0.4.2 log the
+repeats without a ``filter`` field (the harness writes one block of documents per filter); the
+k-th record of a document then belongs to the k-th filter the run's results list for the
+metric (``<metric>,<filter>`` keys, in order), and the note says the names were inferred.
 
 The harness records no token usage, cost or time, so the budget of every row is missing
 (NaN): these logs feed paired comparisons, scores and reliability (``evalkit compare``,
@@ -92,6 +95,12 @@ def _reported(results: dict | None, task: str, metric: str | None, filt: str | N
     return out if "value" in out else {}
 
 
+def _filter_names(results: dict | None, task: str, metric: str | None) -> list[str]:
+    """The filters the run's results list for ``metric`` of ``task``, in the order logged."""
+    table = ((results or {}).get("results") or {}).get(task) or {}
+    return [k.split(",", 1)[1] for k in table if metric and k.startswith(f"{metric},") and "_stderr" not in k]
+
+
 def _record_metric(rec: dict, metric: str | None, where: str) -> tuple[list[str], str | None]:
     names = list(rec.get("metrics") or [])
     if not names:  # older harness versions list no metric names: the numeric fields are the metrics
@@ -145,6 +154,8 @@ def lm_eval_rows(
     unscored: list[str] = []
     seen_metrics: set[str] = set()
     chosen: str | None = None
+    seen_docs: dict[object, int] = {}
+    unnamed_repeats = False
     with open(p, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -163,6 +174,12 @@ def lm_eval_rows(
             doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
             item = f"{task}/{rec['doc_id']}"
             filt = rec.get("filter")
+            k = seen_docs.get(rec["doc_id"], 0)
+            seen_docs[rec["doc_id"]] = k + 1
+            if filt is None and k:  # the k-th block of an unnamed filter (older harness versions)
+                unnamed_repeats = True
+            if filt is None:
+                filt = f"#{k + 1}"
             if isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value)):
                 by_filter.setdefault(filt, []).append(
                     {"system": name, "task": item, "session": run, "budget": float("nan"), "score": float(value),
@@ -173,6 +190,18 @@ def lm_eval_rows(
     if metric is not None and not by_filter and seen_metrics:
         raise ValueError(f"No record of {p.name} has the metric {metric!r}; its records have {sorted(seen_metrics)}.")
     notes: list[str] = []
+    if unnamed_repeats or all(str(f).startswith("#") for f in by_filter):
+        names = _filter_names(results, task, chosen)
+        blocks = sorted(by_filter, key=lambda f: int(str(f)[1:]))
+        named = dict(zip(blocks, names, strict=False)) if len(names) == len(blocks) else {}
+        if not unnamed_repeats:
+            named = {blocks[0]: names[0]} if len(names) == 1 else {blocks[0]: None}
+        by_filter = {named.get(b, b): [{**r, "filter": named.get(b, b)} for r in by_filter[b]] for b in blocks}
+        if unnamed_repeats:
+            how = (f"named from the results file's order ({list_ids([str(v) for v in named.values()])})" if named
+                   else "not named by the run's results (#1, #2...)")
+            notes.append(f"{p.name} logs every document {len(blocks)} times without a 'filter' field (one block per "
+                         f"filter, as lm-eval ~0.4.2 writes); the blocks are {how}.")
     filters = list(by_filter)
     use = filters[0] if filters else None
     if filter is not None and filters != [None]:
