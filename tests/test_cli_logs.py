@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 from agent_runs_helpers import RUNS, TRANSCRIPTS
 
-DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
-
 from evalkit.cli import main
+
+DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
 
 TRAJ = TRANSCRIPTS / "swe_agent" / "pydicom__pydicom-1458.traj"
 SMALL = TRANSCRIPTS / "metr_inspect_action" / "small.eval"

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
-
 from evalkit.cli import main
 from evalkit.report import write_report
 from evalkit.report.budget import final_scores
+
+DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
 
 
 def _traces(rng: int = 0) -> pd.DataFrame:

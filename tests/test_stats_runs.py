@@ -14,10 +14,10 @@ from statsmodels.regression.linear_model import OLS
 from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
 
-DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
-
 from evalkit.cli import main
 from evalkit.stats.runs import compare_runs, task_means
+
+DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
 
 
 def _direct_frame(system: str, runs: range) -> pd.DataFrame:

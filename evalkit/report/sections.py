@@ -238,6 +238,8 @@ def unit_section(ctx: ReportContext) -> Section | None:
     table = u.to_frame()[["unit", "test", "method", "n", "statistic", "df", "pvalue", "estimate", "estimate_name",
                           "ci_low", "ci_high",
                           "effect_size", "effect_size_name", "handling", "significant"]]
+    names = {"first - second": "candidate − baseline", "of the first sample": "of the candidate"}
+    table = table.assign(estimate_name=table["estimate_name"].astype(str).replace(names, regex=True))
     note = "" if p.get("unit_pair") else " (the two systems with the highest mean score)"
     from evalkit.stats import minimum_detectable_effect
 
