@@ -40,16 +40,22 @@ def run_names(outcomes: Any, runs: Sequence[str], names: str | None) -> dict[str
     for r in runs:
         models = sorted(set(outcomes.loc[outcomes["input"] == r, "system"].astype(str)))
         out[r] = models[0] if len(models) == 1 else _path_name(r)
-    for _ in range(2):  # same name twice: add the path's name, then the path itself
-        seen: dict[str, int] = {}
-        for v in out.values():
-            seen[v] = seen.get(v, 0) + 1
-        dup = {r for r, v in out.items() if seen[v] > 1}
-        if not dup:
-            break
-        out = {r: (f"{v} ({_path_name(r)})" if r in dup and f"({_path_name(r)})" not in v else
-                   f"{v.split(' (')[0]} ({r})" if r in dup else v) for r, v in out.items()}
+    dup = _duplicates(out)
+    if dup:  # same name twice: add as much of each RUN's path as tells them apart (baseline/run-1, ...)
+        base = dict(out)
+        for k in range(1, 1 + max(len(Path(r).with_suffix("").parts) for r in dup)):
+            tags = {r: "/".join(Path(r).with_suffix("").parts[-k:]) for r in dup}
+            out = {r: (f"{base[r]} ({tags[r]})" if r in dup else v) for r, v in out.items()}
+            if not _duplicates(out):
+                break
     return out
+
+
+def _duplicates(names: dict[str, str]) -> set[str]:
+    count: dict[str, int] = {}
+    for v in names.values():
+        count[v] = count.get(v, 0) + 1
+    return {r for r, v in names.items() if count[v] > 1}
 
 
 def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, cluster: str | None = None,
@@ -105,7 +111,14 @@ def _reported_text(entries: list[dict]) -> str:
             r, t = e.get("resolved", e.get("passed")), e.get("total")
             rate = f" ({r / t:.4g})" if isinstance(r, (int, float)) and isinstance(t, (int, float)) and t else ""
             texts.append(f"SWE-bench resolved {r}" + (f" of {t}{rate}" if t else ""))
-    return "; ".join(dict.fromkeys(texts))
+    texts = list(dict.fromkeys(texts))
+    if len(entries) > 1:  # one headline per log: give their range, not a list
+        values = [v for e in entries for m in (e.get("scores") or {}).values() for k, v in m.items() if k == "accuracy"]
+        values += [e["value"] for e in entries if "value" in e]
+        if values:
+            return f"{len(entries)} logs, each its own headline: {min(values):.6g} to {max(values):.6g}"
+        return f"{len(entries)} logs"
+    return "; ".join(texts)
 
 
 def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Sequence[str], *,
