@@ -10,12 +10,9 @@
 
 from __future__ import annotations
 
-import json
-import zipfile
-
 import pandas as pd
 import pytest
-from agent_runs_helpers import RUNS, direct_outcomes
+from agent_runs_helpers import RUNS, direct_outcomes, eval_samples
 from scipy import stats
 
 from evalkit.cli import main
@@ -75,17 +72,10 @@ def test_compare_and_report_scores_share_the_sign(tmp_path):
 
 def _usage(log) -> dict[str, int]:
     """task -> input + output tokens of the .eval's samples, read with zipfile."""
-    try:
-        import zipfile_zstd  # noqa: F401
-    except ImportError:
-        pass
     out = {}
-    with zipfile.ZipFile(log) as z:
-        for n in z.namelist():
-            if n.startswith("samples/"):
-                s = json.loads(z.read(n))
-                u = next(iter(s["model_usage"].values()))
-                out[f"toy_agent_bench/{s['id']}"] = u["input_tokens"] + u["output_tokens"]
+    for s in eval_samples(log):
+        u = next(iter(s["model_usage"].values()))
+        out[f"toy_agent_bench/{s['id']}"] = u["input_tokens"] + u["output_tokens"]
     return out
 
 

@@ -29,7 +29,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -241,13 +241,8 @@ def read_swe_agent_traj(
     session : str
         Session id (default ``"0"``).
     """
-    _check_unit(budget)
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"No such file: {str(path)!r}.")
-    got = swe_agent_rows(path, budget=budget, resolved=resolved, system=system, session=session)
-    if got.unscored:
-        raise ValueError(f"resolved has no entry for instance {got.unscored[0]!r} ({path.name}).")
+    got, path = _one_trajectory(swe_agent_rows, path, budget=budget, resolved=resolved, system=system,
+                                session=session)
     if budget not in ("tokens", "cost"):
         raise ValueError(f"SWE-agent's model_stats record no {budget!r} (it has {got.meta['stats_keys']}); "
                          "use budget='tokens' or 'cost'.")
@@ -344,14 +339,21 @@ def read_mini_swe_agent_traj(
     resolved: bool | float | Mapping[str, bool] | None = None, system: str | None = None, session: str = "0",
 ) -> pd.DataFrame:
     """Read one mini-swe-agent trajectory (``*.traj.json``); see :func:`mini_swe_agent_rows`."""
-    _check_unit(budget)
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"No such file: {str(path)!r}.")
-    got = mini_swe_agent_rows(path, budget=budget, resolved=resolved, system=system, session=session)
-    if got.unscored:
-        raise ValueError(f"resolved has no entry for instance {got.unscored[0]!r} ({path.name}).")
+    got, path = _one_trajectory(mini_swe_agent_rows, path, budget=budget, resolved=resolved, system=system,
+                                session=session)
     return finish_rows(got.rows, [], path.name)
+
+
+def _one_trajectory(reader: Any, path: str | os.PathLike[str], *, budget: str, **kwargs: Any) -> tuple[FileRows, Path]:
+    """One trajectory read by ``reader``; an instance its verdicts lack is an error (one file, named)."""
+    _check_unit(budget)
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"No such file: {str(p)!r}.")
+    got = reader(p, budget=budget, **kwargs)
+    if got.unscored:
+        raise ValueError(f"resolved has no entry for instance {got.unscored[0]!r} ({p.name}).")
+    return got, p
 
 
 _EVENT_ALIASES = {
