@@ -216,3 +216,76 @@ def apply_cluster(args: argparse.Namespace, outcomes: Any) -> str | None:
         outcomes["cluster"] = clusters_from_ids(outcomes["task"], args.cluster_regex)
         return "cluster"
     return args.cluster
+
+
+#: What each harness-log format is, for the one-line redirections of the judgment-log commands.
+_HARNESS_NAMES = {"inspect": "an Inspect log", "swe_agent": "a SWE-agent trajectory",
+                  "mini_swe_agent": "a mini-swe-agent trajectory", "swe_bench": "a SWE-bench verdict file",
+                  "lm_eval": "lm-eval samples", "mt_bench_single": "MT-bench single-answer judgments",
+                  "lm_eval_results": "an lm-eval results file"}
+
+
+def _harness_kind(path: Path) -> str | None:
+    """A harness log's format from its name and first bytes, with the standard library only (``rate``'s fast
+    path must not import pandas); None for anything else, judgment logs and tables included."""
+    import json
+    import re
+    import zipfile
+
+    name = path.name.lower()
+    if name.endswith(".eval"):
+        return "inspect" if zipfile.is_zipfile(path) else None
+    if name.endswith(".traj.json"):
+        return "mini_swe_agent"
+    if name.endswith(".traj"):
+        return "swe_agent"
+    if not name.endswith((".json", ".jsonl", ".jsonl.gz", ".ndjson")):
+        return None
+    if re.match(r"^samples_.+_\d{4}-\d{2}-\d{2}T[0-9\-.:]+\.jsonl$", path.name):
+        return "lm_eval"
+    if re.match(r"^results_\d{4}-\d{2}-\d{2}T[0-9\-.:]+\.json$", path.name):
+        return "lm_eval_results"
+    from evalkit.io.formats import read_head
+
+    head = read_head(path, 1 << 16)
+    if name.endswith(".json"):
+        if re.match(rb'^\s*\{\s*"version"\s*:', head) and b'"eval"' in head[:4096]:
+            return "inspect"
+        if b'"trajectory_format"' in head and b"mini-swe-agent" in head:
+            return "mini_swe_agent"
+        if b'"resolved_ids"' in head or path.name in ("results_summary.json", "eval_results.json", "report.json"):
+            return "swe_bench"
+        return None
+    try:
+        rec = json.loads(next((ln for ln in head.splitlines() if ln.strip()), b"{}"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if isinstance(rec, dict) and "doc_id" in rec and ("resps" in rec or "metrics" in rec):
+        return "lm_eval"
+    if isinstance(rec, dict) and {"question_id", "model", "score", "turn"} <= rec.keys() and "model_1" not in rec:
+        return "mt_bench_single"
+    return None
+
+
+def not_a_judgment_log(paths: Sequence[str], command: str) -> None:
+    """Raise the one-line error naming the commands that read harness logs, when an input is one (a file, or
+    a folder holding only harness logs)."""
+    for spec in paths:
+        p = Path(spec)
+        files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())[:200] if p.is_dir() else []
+        kinds = [_harness_kind(f) for f in files]
+        found = [k for k in kinds if k]
+        if found and (p.is_file() or len(found) == len(kinds)):
+            raise ValueError(f"{spec} is {_HARNESS_NAMES.get(found[0], 'a harness log')} (runs of tasks), not pairwise "
+                             f"judgments that `evalkit {command}` rates: score it with `evalkit score {spec}`, compare "
+                             "runs with `evalkit compare BASELINE CANDIDATE`, or draw Elo per budget with "
+                             "`evalkit curve` / `evalkit report --traces`.")
+
+
+def is_harness_log(paths: Sequence[str]) -> bool:
+    """Whether every input is a harness log of runs (``summary`` then scores them as ``score`` does)."""
+    try:
+        not_a_judgment_log(paths, "summary")
+    except ValueError:
+        return True
+    return False

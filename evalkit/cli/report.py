@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     check_out_path(args.out, force=args.force)
     comparisons = None
     if args.comparisons:
-        from evalkit.cli._logs import not_a_judgment_log
+        from evalkit.cli._runs import not_a_judgment_log
 
         not_a_judgment_log([p for p in args.comparisons if p != "-"], "report")
         paths = [inputs.path(p, reader=read_comparisons) for p in args.comparisons]

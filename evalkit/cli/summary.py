@@ -75,11 +75,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _harness(args: argparse.Namespace) -> bool:
     """Whether the inputs are harness logs of runs (scored as `evalkit score` does), not judgment logs."""
-    from evalkit.cli._logs import harness_logs
+    from evalkit.cli._runs import is_harness_log
 
-    hits = harness_logs(args.path)
+    hits = [p for p in args.path if is_harness_log([p])]
     if hits and len(hits) < len(args.path):
-        raise ValueError(f"summary got harness logs ({hits[0][0]}) and judgment logs together; give one kind: "
+        raise ValueError(f"summary got harness logs ({hits[0]}) and judgment logs together; give one kind: "
                          "`evalkit score` reads harness logs, `evalkit summary` judgment logs.")
     return bool(hits)
 
