@@ -111,7 +111,7 @@ def test_rate_by_category_names_the_correction(capsys):
     table = category_leaderboards(frame, "category")
     assert table.attrs["level"] == pytest.approx(1 - 0.05 / 3)  # Bonferroni over 3 categories
     assert "Bonferroni across 3 categories" in table.attrs["correction"]
-    one = leaderboard(frame[frame["category"] == "math"].reset_index(drop=True), level=1 - 0.05 / 3)
+    one = leaderboard(frame[frame["category"] == "math"].reset_index(drop=True), confidence_level=1 - 0.05 / 3)
     mine = table[table["category"] == "math"].reset_index(drop=True)
     np.testing.assert_allclose(mine["ci_low"], one["ci_low"])
     assert table.attrs["skipped"] == {}

@@ -190,7 +190,7 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
         codes.append(finish()[0])
         assert verify_dir(out) == [], f"try {k}: {verify_dir(out)}"
         run = json.loads((out / "run.json").read_text())
-        is_new = run["parameters"]["seed"] == 2
+        is_new = run["parameters"]["rng"] == 2
         seen["new" if is_new else "old"] += 1
         assert {f["path"]: f["sha256"] for f in run["files"]} == {
             f["path"]: f["sha256"] for f in (new if is_new else old)["files"]}

@@ -193,6 +193,15 @@ def inflection_point(
     Returns
     -------
     InflectionResult
+
+    Examples
+    --------
+    >>> import evalkit
+    >>> from evalkit.budget import elo_curves
+    >>> res = elo_curves(evalkit.simulate(n_tasks=3, n_sessions=3, rng=0).traces, n_resamples=0)
+    >>> inf = inflection_point(res, system="pass@1")
+    >>> inf.status, round(inf.b_inf, 1)
+    ('crossed', 575.5)
     """
     if system is None:
         if len(result.systems) != 1:

@@ -42,6 +42,11 @@ _REMEDIES: tuple[tuple[str, str], ...] = (
     (r"add an L2 prior \(e\.g\. fit_bt\(\.\.\., l2=[0-9.]+\), which shrinks the ratings and always exists\)",
      "add symmetric pseudo-games with --prior N (ratings then always exist)"),
     (r"start the grid later", "start the grid later (--start)"),
+    (r"^n_tasks must be", "--tasks must be"),
+    (r"^n_sessions must be", "--sessions must be"),
+    (r"^bootstrap must be an integer", "--bootstrap must be an integer"),
+    (r"real_data '([^']*)' is not a file; pass real_data=None to skip the second report\.",
+     r"--real-data '\1' is not a file; pass --no-real-data to skip the second report."),
 )
 
 

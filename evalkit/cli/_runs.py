@@ -127,13 +127,13 @@ def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Seq
     ``before`` table, e.g. compare's pairs: ``(title, table)``), as one result (one JSON object with --json)."""
     from evalkit.stats.score import score_runs
 
-    res = score_runs(outcomes, cluster=cluster, confidence_level=args.confidence,
+    res = score_runs(outcomes, cluster=cluster, confidence_level=args.confidence_level,
                      threshold=getattr(args, "pass_threshold", None))
     table = res.table.set_index("system").loc[list(order)].reset_index()
     by_system: dict[str, list[dict]] = {}
     if {"input", "logged_system"} <= set(outcomes.columns):  # a report applies to the system its file's rows went to
-        keys = zip(outcomes["input"], outcomes["logged_system"], strict=True)
-        where = dict(zip(keys, outcomes["system"], strict=True))
+        logged = zip(outcomes["input"], outcomes["logged_system"], strict=True)
+        where = dict(zip(logged, outcomes["system"], strict=True))
         for e in read.get("reported") or []:
             sysname = where.get((e.get("input"), str(e.get("system"))))
             if sysname is not None:
@@ -144,7 +144,7 @@ def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Seq
              and not (c.endswith("_missing") and (not table[c].any() or c.removesuffix("_missing") in absent))
              and not (c == "reported by the harness" and not table[c].astype(bool).any())]
     table = table[shown]
-    level = f"{args.confidence:.0%}"
+    level = f"{args.confidence_level:.0%}"
     titled: dict[str, Any] = {}
     keys: dict[str, Any] = {}
     if before is not None:
@@ -180,7 +180,9 @@ def add_score_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cluster-regex", default=None, metavar="REGEX",
                    help="task cluster from the task id: the first group of REGEX, e.g. '^(.+)-[0-9]+$' for "
                         "SWE-bench repositories")
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (0.95)")
+    from evalkit.cli._flags import add_confidence_level
+
+    add_confidence_level(p, "--confidence")
     p.add_argument("--pass-threshold", type=float, default=None, metavar="T",
                    help="pass@k and reliability: a run passes when its score >= T (default: scores must be 0/1)")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit.cli._flags import add_rng
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats
 from evalkit.cli._runs import add_score_arguments, apply_cluster, print_scores, read_runs
 from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
@@ -43,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm", help="over the pairs (holm)")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--n-resamples", type=int, default=9999, help="permutation / bootstrap resamples (9999)")
-    p.add_argument("--seed", type=int, default=0)
+    add_rng(p, "--seed", help="seed of the permutation / bootstrap resamples")
     p.add_argument("--noise", type=float, default=0.05, help="per-run glitch rate of the flaky-task test (0.05)")
     p.add_argument("--k", default=None, metavar="K1,K2,...", help="k values of pass@k and pass^k (default 1,2,4,..,n)")
     plan = p.add_argument_group("power (--plan prints the table; --effect also feeds the report's plan)")
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         "outcomes": outcomes, "read": read, "cluster": cluster, "system_order": order,
         "test": args.test, "pairs": _order(order, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
-        "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k")] if args.k else None,
+        "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k") or ()] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
     }
     with cli_remedies(args._options):
@@ -145,8 +146,8 @@ def run(args: argparse.Namespace) -> int:
             names = [s for s in order if s != args.baseline]
             params["pairs"] = [(s, args.baseline) for s in names]
         spec = ReportSpec(
-            scores=compare_scores(outcomes), title=args.title, seed=args.seed, alpha=args.alpha,
-            confidence_level=args.confidence, adjust=args.adjust, params=params,
+            scores=compare_scores(outcomes), title=args.title, rng=args.rng, alpha=args.alpha,
+            confidence_level=args.confidence_level, adjust=args.adjust, params=params,
             sections=[inputs_section, *COMPARE_SECTIONS, unit_section, methods_section], raw_csv=args.raw_csv,
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)

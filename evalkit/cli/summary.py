@@ -88,7 +88,7 @@ def _score_harness_logs(args: argparse.Namespace) -> int:
     """``summary`` on harness logs: the single-run scores of ``evalkit score`` (one table, no pairing)."""
     from evalkit.cli.score import score_logs
 
-    defaults = {"by": None, "names": None, "cluster": None, "cluster_regex": None, "confidence": 0.95,
+    defaults: dict[str, object] = {"by": None, "names": None, "cluster": None, "cluster_regex": None, "confidence_level": 0.95,
                 "pass_threshold": None, "budget_unit": "tokens", "resolved": None, "resolved_ids": None, "map": [],
                 "scorer": None, "metric": None, "filter": None, "include_scorer_calls": False}
     for k, v in defaults.items():

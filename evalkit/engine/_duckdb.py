@@ -54,7 +54,7 @@ def parquet_columns(path: Path) -> list[str] | None:
 
     lit = "'" + str(path).replace("'", "''") + "'"
     try:
-        rows = duckdb.sql(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
+        rows = duckdb.execute(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
     except duckdb.Error:
         return None
     names, k = [], 1

@@ -59,7 +59,7 @@ def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
     return out
 
 
-def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str | None,
+def finish_cells(cells: Mapping[str, Any] | pd.DataFrame, *, path: str, fmt: str, cluster: str | None,
                  opts: dict[str, Any], per_row: int = 1,
                  sorted_: bool = False) -> tuple[ComparisonCounts, ReadReport] | None:
     """Clean cells (numpy columns, or a DataFrame from Dask) -> counts and report; None when a
@@ -69,6 +69,8 @@ def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str 
         return None
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
     if not sorted_:  # Dask's partial sums: a pandas frame, sorted by pandas
+        if not is_dataframe(cells):
+            raise TypeError("finish_cells: unsorted cells must be a DataFrame (Dask's partial sums).")
         cells = cells.sort_values(keys, kind="stable", ignore_index=True)
     cols = {k: np.asarray(cells[k]) for k in keys}
     n = np.asarray(cells["n"]).astype(np.int64)
@@ -166,6 +168,13 @@ def aggregate_comparisons(
     ValueError
         Everything :func:`~evalkit.io.read_comparisons` raises, with the same message and
         line; an unknown engine; ImportError naming ``evalkit[dask]`` when Dask is absent.
+
+    Examples
+    --------
+    >>> from evalkit.resources import data_file
+    >>> counts, report = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> report.rows_kept, len(counts.players)
+    (3236, 70)
     """
     if engine not in AGGREGATION_ENGINES:
         raise ValueError(f"engine must be one of {list(AGGREGATION_ENGINES)}; got {engine!r} instead.")

@@ -445,11 +445,12 @@ def _session_key(ev: pd.DataFrame) -> list[pd.Series]:
 
 def _event_amount(ev: pd.DataFrame, budget: str, source: str) -> pd.Series:
     """Each event's usage in the ``budget`` unit; for ``"time"``, seconds since the session's first event."""
-    num = {c: pd.to_numeric(ev[c], errors="coerce").fillna(0.0) for c in ev.columns
-           if c in ("input_tokens", "output_tokens", "total_tokens", "cost")}
+    num: dict[str, pd.Series] = {
+        c: pd.to_numeric(ev[c], errors="coerce").fillna(0.0) for c in ev.columns
+        if c in ("input_tokens", "output_tokens", "total_tokens", "cost")}
     for canon, names in _EVENT_ALIASES.items():
         hit = [n for n in names if n in ev.columns]
-        num[canon] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0) if hit else 0.0
+        num[canon] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0) if hit else pd.Series(0.0, index=ev.index)
     if budget in ("tokens", "tokens_total"):
         return _token_amount(ev, num, budget, source)
     if budget == "cost":

@@ -193,7 +193,7 @@ def lm_eval_rows(
     if unnamed_repeats or all(str(f).startswith("#") for f in by_filter):
         names = _filter_names(results, task, chosen)
         blocks = sorted(by_filter, key=lambda f: int(str(f)[1:]))
-        named = dict(zip(blocks, names, strict=False)) if len(names) == len(blocks) else {}
+        named: dict[str | None, str | None] = dict(zip(blocks, names, strict=False)) if len(names) == len(blocks) else {}
         if not unnamed_repeats:
             named = {blocks[0]: names[0]} if len(names) == 1 else {blocks[0]: None}
         by_filter = {named.get(b, b): [{**r, "filter": named.get(b, b)} for r in by_filter[b]] for b in blocks}

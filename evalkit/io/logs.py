@@ -466,7 +466,7 @@ def _flat(meta: Mapping[str, object]) -> dict[str, object]:
     rep = meta.get("reported") or {}
     out: dict[str, object] = {k: meta[k] for k in ("task", "filter", "shape") if meta.get(k) is not None}
     if isinstance(rep, Mapping) and rep and all(isinstance(v, Mapping) for v in rep.values()):  # Inspect: per scorer
-        out["scores"] = {str(k): dict(v) for k, v in rep.items()}  # type: ignore[arg-type]
+        out["scores"] = {str(k): dict(v) for k, v in rep.items()}
     elif isinstance(rep, Mapping):
         out.update(rep)
     return out
@@ -494,7 +494,7 @@ def _append_columns(columns: dict[str, list], n_rows: int, rows: list[dict]) -> 
 
 
 def _names(inputs: object) -> str:
-    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)  # type: ignore[arg-type]
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) or not isinstance(inputs, Iterable) else list(inputs)
     return ", ".join(repr(str(i)) for i in items[:3]) + (" ..." if len(items) > 3 else "")
 
 

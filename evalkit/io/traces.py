@@ -219,7 +219,7 @@ def _check_cumulative(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> 
             f"The 'budget' column{src} must be cumulative (non-decreasing within a session in "
             f"row order). It decreases {where(drop, lines)}: session "
             f"{out['session'].iat[first]!r} of system {out['system'].iat[first]!r}, task "
-            f"{out['task'].iat[first]!r}, goes down to {float(out['budget'].iat[first]):g}. Per-call "
+            f"{out['task'].iat[first]!r}, goes down to {out['budget'].to_numpy(dtype=float)[first]:g}. Per-call "
             "usage must be summed first; pass order='sort' if rows are merely shuffled."
         )
 

@@ -51,10 +51,10 @@ def plot_elo_curves(
     -------
     matplotlib.axes.Axes
     """
-    import matplotlib.pyplot as plt
+    from evalkit.plots._figure import subplots
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 4.5))
+        _, ax = subplots(figsize=(7, 4.5))
     names = list(result.systems if systems is None else systems)
     colors = _draw_curves(ax, result, names, bands=bands)
     if reference:
@@ -116,10 +116,10 @@ def _mark_inflections(
 
 def plot_local_slopes(inflection: InflectionResult, *, ax: Axes | None = None) -> Axes:
     """Local slope (Elo per decade) against budget with its band and the reference level."""
-    import matplotlib.pyplot as plt
+    from evalkit.plots._figure import subplots
 
     if ax is None:
-        _, ax = plt.subplots(figsize=(7, 3.5))
+        _, ax = subplots(figsize=(7, 3.5))
     s = inflection.slopes
     (line,) = ax.plot(s["budget"], s["slope"], marker="o", ms=3, label=f"{plot_text(inflection.system)} local slope")
     if np.isfinite(s["ci_low"]).any():

@@ -58,15 +58,16 @@ def plot_win_rate_heatmap(
     annot : bool, optional
         Write the rates in the cells; default for up to 15 models.
     """
-    import matplotlib.pyplot as plt
     import seaborn as sns
+
+    from evalkit.plots._figure import subplots
 
     if order is not None:
         matrix = matrix.loc[order, order]
     n = len(matrix)
     if ax is None:
         side = float(np.clip(0.45 * n + 2.5, 4.0, 16.0))
-        _, ax = plt.subplots(figsize=(side + 1.0, side))
+        _, ax = subplots(figsize=(side + 1.0, side))
     if annot is None:
         annot = n <= 15
     from matplotlib.patches import Patch, Rectangle

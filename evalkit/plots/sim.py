@@ -13,9 +13,9 @@ __all__ = ["plot_level_curves", "plot_speedups", "plot_shares", "plot_width"]
 
 def _ax(ax):
     if ax is None:
-        import matplotlib.pyplot as plt
+        from evalkit.plots._figure import subplots
 
-        _, ax = plt.subplots(figsize=(5, 3.6))
+        _, ax = subplots(figsize=(5, 3.6))
     return ax
 
 

@@ -17,9 +17,9 @@ __all__ = ["plot_forest", "plot_trial_means", "plot_task_differences"]
 
 def _ax(ax: Any, size: tuple[float, float]) -> Any:
     if ax is None:
-        import matplotlib.pyplot as plt
+        from evalkit.plots._figure import subplots
 
-        _, ax = plt.subplots(figsize=size)
+        _, ax = subplots(figsize=size)
     return ax
 
 

@@ -18,11 +18,13 @@ components for the replicates that fail it.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._progress import ProgressFn, tick
 from evalkit._rng import RNGLike, as_generator
 from evalkit.io.counts import ComparisonCounts
@@ -49,8 +51,8 @@ class BTBootstrap:
         The full-data fit (the point estimate).
     theta : numpy.ndarray
         ``(n_valid, n_players)`` centred strengths of the replicates that have an estimate.
-    n_boot : int
-        Replicates drawn.
+    n_resamples : int
+        Replicates drawn (``n_boot``: the old name, deprecated).
     n_degenerate : int
         Replicates without a finite estimate (not in ``theta``).
     never_lose, never_win : numpy.ndarray of int
@@ -64,7 +66,7 @@ class BTBootstrap:
 
     fit: BTFit = field(repr=False)
     theta: np.ndarray = field(repr=False)
-    n_boot: int
+    n_resamples: int
     n_degenerate: int
     never_lose: np.ndarray = field(repr=False)
     never_win: np.ndarray = field(repr=False)
@@ -72,9 +74,16 @@ class BTBootstrap:
     n_units: int
 
     @property
+    def n_boot(self) -> int:
+        """Deprecated name of :attr:`n_resamples`."""
+        warnings.warn("BTBootstrap.n_boot is deprecated and will be removed in evalkit 0.3; use n_resamples.",
+                      DeprecationWarning, stacklevel=2)
+        return self.n_resamples
+
+    @property
     def degenerate_fraction(self) -> float:
         """Share of replicates without a finite estimate."""
-        return self.n_degenerate / self.n_boot if self.n_boot else 0.0
+        return self.n_degenerate / self.n_resamples if self.n_resamples else 0.0
 
     def elo(self, *, base: float = 1000.0, anchor: str | None = None) -> np.ndarray:
         """Replicates on the Elo scale, ``(n_valid, n_players)``, centred or anchored."""
@@ -94,7 +103,7 @@ class BTBootstrap:
             raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
         if len(self.theta) == 0:
             raise ValueError(
-                f"None of the {self.n_boot} bootstrap replicates has finite ratings; "
+                f"None of the {self.n_resamples} bootstrap replicates has finite ratings; "
                 "use an L2 prior (l2=...) or more data."
             )
         reps = self.elo(base=base, anchor=anchor)
@@ -145,10 +154,11 @@ def _replicates_exist(c: PairCounts, backbone: np.ndarray, wi, wj, tt, ties: str
     return ok
 
 
+@renamed_keywords(n_boot="n_resamples")
 def bootstrap_bt(
     frame: pd.DataFrame | ComparisonCounts,
     *,
-    n_boot: int = 1000,
+    n_resamples: int = 1000,
     rng: RNGLike,
     cluster: str | None = None,
     ties: TiesMode = "half",
@@ -165,7 +175,7 @@ def bootstrap_bt(
     frame : pandas.DataFrame or ComparisonCounts
         Canonical comparisons frame, or its cells (with the ``cluster`` column when
         resampling clusters).
-    n_boot : int, default 1000
+    n_resamples : int, default 1000
         Number of replicates.
     rng : int, SeedSequence or numpy.random.Generator
         Seed or generator (required: same seed, identical replicates).
@@ -180,7 +190,7 @@ def bootstrap_bt(
         Convergence of the replicate fits (largest step in theta; 1e-6 is 4e-5 Elo),
         warm-started at the full fit.
     progress : callable, optional
-        ``progress("bootstrap", done, n_boot)`` after each batch of replicates.
+        ``progress("bootstrap", done, n_resamples)`` after each batch of replicates.
 
     Returns
     -------
@@ -188,8 +198,8 @@ def bootstrap_bt(
         Replicates that have no finite estimate are counted in ``n_degenerate`` (with
         the models responsible in ``never_lose`` / ``never_win``) and left out of ``theta``.
     """
-    if int(n_boot) != n_boot or n_boot < 1:
-        raise ValueError(f"'n_boot' must be a positive integer; got {n_boot!r}.")
+    if int(n_resamples) != n_resamples or n_resamples < 1:
+        raise ValueError(f"'n_resamples' must be a positive integer; got {n_resamples!r}.")
     cells = as_cells(frame, cluster=cluster)
     gen = as_generator(rng)
     if fit is None:
@@ -199,23 +209,23 @@ def bootstrap_bt(
     n, k = len(c.players), len(c.i)
     h_inv0 = (pinv_centred(dense(fit.information)[:n, :n], n, singular=fit.l2 == 0)
               if fit.ties != "davidson" else None)
-    batch = int(max(1, min(n_boot, _MAX_CELLS // max(n, 3 * k))))
+    batch = int(max(1, min(n_resamples, _MAX_CELLS // max(n, 3 * k))))
     backbone = _backbone(c, fit.ties) if fit.l2 == 0 else None
     thetas, n_bad = [], 0
     never = np.zeros((2, n), dtype=np.int64)  # never_lose, never_win counts per model
-    tick(progress, "bootstrap", 0, n_boot)
-    for start in range(0, n_boot, batch):
-        size = min(batch, n_boot - start)
+    tick(progress, "bootstrap", 0, n_resamples)
+    for start in range(0, n_resamples, batch):
+        size = min(batch, n_resamples - start)
         stats = sums(draw(gen, size))  # (size, 3K) pair sums of the multinomial unit counts
         wi, wj, tt = stats[:, :k], stats[:, k : 2 * k], stats[:, 2 * k :]
-        ok = np.ones(size, dtype=bool) if fit.l2 else _replicates_exist(c, backbone, wi, wj, tt, fit.ties)
+        ok = np.ones(size, dtype=bool) if backbone is None else _replicates_exist(c, backbone, wi, wj, tt, fit.ties)
         _count_divergent(c, wi[~ok], wj[~ok], tt[~ok], fit.ties, never)
         n_bad += int((~ok).sum())
         if ok.any():
             thetas.append(_fit_replicates(fit, wi[ok], wj[ok], tt[ok], h_inv0, tol=tol, max_iter=max_iter))
-        tick(progress, "bootstrap", start + size, n_boot)
+        tick(progress, "bootstrap", start + size, n_resamples)
     theta = np.concatenate(thetas) if thetas else np.zeros((0, n))
-    return BTBootstrap(fit=fit, theta=theta, n_boot=int(n_boot), n_degenerate=n_bad, never_lose=never[0],
+    return BTBootstrap(fit=fit, theta=theta, n_resamples=int(n_resamples), n_degenerate=n_bad, never_lose=never[0],
                        never_win=never[1], unit="comparison" if cluster is None else cluster, n_units=draw.n)
 
 
@@ -245,5 +255,5 @@ def _fit_replicates(fit: BTFit, wi: np.ndarray, wj: np.ndarray, tt: np.ndarray, 
     half = 0.5 * tt if fit.ties == "half" else 0.0
     th, conv = batched_newton(c.i, c.j, wi + half, wj + half, fit.theta, h_inv0, fit.l2, tol, max_iter)
     for r in np.flatnonzero(~conv):
-        th[r] = single(r)
+        th[r] = single(int(r))
     return th

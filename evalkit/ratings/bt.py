@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 __all__ = ["BTFit", "fit_bt"]
 
 TiesMode = Literal["half", "drop", "davidson"]
+#: The covariance of a fit: the sandwich (robust) or the inverse Hessian (model-based).
+CovKind = Literal["sandwich", "hessian"]
 _TIES = ("half", "drop", "davidson")
 _SOLVERS = ("newton", "choix")
 
@@ -69,7 +71,7 @@ class BTFit:
 
     theta: np.ndarray
     players: tuple[str, ...]
-    ties: str
+    ties: TiesMode
     l2: float
     n_iter: int
     grad_norm: float
@@ -86,7 +88,7 @@ class BTFit:
 
     def covariance(
         self,
-        kind: Literal["sandwich", "hessian"] = "sandwich",
+        kind: CovKind = "sandwich",
         *,
         ridge: float = 0.0,
         frame: pd.DataFrame | None = None,
@@ -113,7 +115,7 @@ class BTFit:
 
     def se(
         self,
-        kind: Literal["sandwich", "hessian"] = "sandwich",
+        kind: CovKind = "sandwich",
         *,
         frame: pd.DataFrame | None = None,
         cluster: str | None = None,

@@ -7,14 +7,13 @@ a million comparisons among 100 models is a fit on at most 4,950 pairs.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from evalkit.io.counts import ComparisonCounts
+from evalkit.io.counts import ComparisonCounts, encode_players  # encode_players re-exported here
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,55 +160,6 @@ def _merge(
     )
 
 
-def encode_players(
-    player_a: ArrayLike, player_b: ArrayLike
-) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """Integer codes for two columns of player names, players sorted by name.
-
-    Each column is factorised on its own (fast for pandas' Arrow-backed strings), then the
-    two small sets of names are merged.
-
-    Parameters
-    ----------
-    player_a, player_b : array_like of str
-        Names; no missing values (see :func:`~evalkit.io.schema.validate_comparisons`).
-
-    Returns
-    -------
-    players : tuple of str
-        Sorted unique names.
-    a, b : numpy.ndarray of int64
-        Codes of ``player_a`` and ``player_b`` into ``players`` (-1 for a missing name).
-    """
-    if "pandas" not in sys.modules:  # the DuckDB fast path: a few thousand cells, a dict
-        return _encode_numpy(player_a, player_b)
-    import pandas as pd
-
-    code_a, names_a = pd.factorize(
-        pd.Series(player_a) if not isinstance(player_a, pd.Series) else player_a
-    )
-    code_b, names_b = pd.factorize(
-        pd.Series(player_b) if not isinstance(player_b, pd.Series) else player_b
-    )
-    names_a = [str(x) for x in names_a]
-    names_b = [str(x) for x in names_b]
-    players = tuple(sorted(set(names_a) | set(names_b)))
-    pos = {p: k for k, p in enumerate(players)}
-    map_a = np.array([pos[x] for x in names_a] + [-1], dtype=np.int64)
-    map_b = np.array([pos[x] for x in names_b] + [-1], dtype=np.int64)
-    return players, map_a[code_a], map_b[code_b]
-
-
-def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``)."""
-    a = list(map(str, np.asarray(player_a, dtype=object).tolist()))
-    b = list(map(str, np.asarray(player_b, dtype=object).tolist()))
-    players = tuple(sorted(set(a) | set(b)))
-    pos = {p: k for k, p in enumerate(players)}
-    return (players, np.array(list(map(pos.__getitem__, a)), dtype=np.int64),
-            np.array(list(map(pos.__getitem__, b)), dtype=np.int64))
-
-
 def _fast_columns(frame: pd.DataFrame) -> tuple | None:
     """Codes, outcome and weight of a frame that is already valid with string players, else None.
 
@@ -313,6 +263,7 @@ def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) 
     if fast is not None:
         players, a, b, outcome, weight = fast
     else:
+        assert not isinstance(frame, ComparisonCounts)  # cells always take the fast branch
         if validate:
             from evalkit.io.schema import validate_comparisons
 

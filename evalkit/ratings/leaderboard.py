@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._progress import ProgressFn
 from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
-from evalkit.ratings.bt import TiesMode, fit_bt
+from evalkit.ratings.bt import CovKind, TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
 from evalkit.ratings.elo import elo_intervals, interval_label, uses_sparse_intervals
 from evalkit.ratings.ranks import fastchat_rank, fit_rank_values
@@ -34,8 +35,10 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "win_rate",
 )
 _INTERVALS = ("sandwich", "hessian", "bootstrap")
+IntervalKind = Literal["sandwich", "hessian", "bootstrap"]
 
 
+@renamed_keywords(level="confidence_level", n_boot="n_resamples")
 def leaderboard(
     frame: pd.DataFrame | ComparisonCounts,
     *,
@@ -43,9 +46,9 @@ def leaderboard(
     l2: float = 0.0,
     base: float = 1000.0,
     anchor: str | None = None,
-    interval: Literal["sandwich", "hessian", "bootstrap"] | None = None,
-    level: float = 0.95,
-    n_boot: int = 1000,
+    interval: IntervalKind | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
     cluster: str | None = None,
     cluster_correction: str = "CR1",
     rng: RNGLike | None = None,
@@ -68,8 +71,8 @@ def leaderboard(
     interval : {"sandwich", "hessian", "bootstrap"}, optional
         Wald intervals from robust (sandwich; cluster-robust with ``cluster``) or
         model-based standard errors, or bootstrap percentiles. Default ``"sandwich"``.
-    level : float, default 0.95
-    n_boot : int, default 1000
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
         Bootstrap replicates.
     cluster : str, optional
         Column of possibly dependent comparisons (``"item"``, ``"judge"``, ...): scores
@@ -89,11 +92,25 @@ def leaderboard(
         ``interval`` (e.g. ``"sandwich 95% Wald, centred"``), ``parametrisation``
         (``"centred"`` / ``"difference with <anchor>"``), ``ties``, ``n_iter``,
         ``grad_norm``, ``converged``, ``tie_param`` and, for the bootstrap,
-        ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
+        ``n_resamples`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
         ``cluster``: ``n_clusters`` and ``cluster_correction``.
+
+    Examples
+    --------
+    >>> from evalkit.engine import aggregate_comparisons
+    >>> from evalkit.resources import data_file
+    >>> counts, _ = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> board = leaderboard(counts)
+    >>> board.loc[:1, ["model", "elo", "ci_low", "ci_high"]].round(1)
+                     model     elo  ci_low  ci_high
+    0        GPT 3.5 Turbo  1725.9  1551.7   1900.1
+    1  GPT 3.5 Turbo (16k)  1714.4  1540.7   1888.0
+    >>> board.attrs["interval"]
+    'sandwich 95% Wald, centred'
     """
     return leaderboard_columns(
-        frame, ties=ties, l2=l2, base=base, anchor=anchor, interval=interval, level=level, n_boot=n_boot,
+        frame, ties=ties, l2=l2, base=base, anchor=anchor, interval=interval, confidence_level=confidence_level,
+        n_resamples=n_resamples,
         cluster=cluster, cluster_correction=cluster_correction, rng=rng, progress=progress).to_frame()
 
 
@@ -123,6 +140,7 @@ class Leaderboard:
         return out
 
 
+@renamed_keywords(level="confidence_level", n_boot="n_resamples")
 def leaderboard_columns(
     frame: pd.DataFrame | ComparisonCounts,
     *,
@@ -130,9 +148,9 @@ def leaderboard_columns(
     l2: float = 0.0,
     base: float = 1000.0,
     anchor: str | None = None,
-    interval: Literal["sandwich", "hessian", "bootstrap"] | None = None,
-    level: float = 0.95,
-    n_boot: int = 1000,
+    interval: IntervalKind | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
     cluster: str | None = None,
     cluster_correction: str = "CR1",
     rng: RNGLike | None = None,
@@ -141,46 +159,48 @@ def leaderboard_columns(
     """:func:`leaderboard` as numpy columns (same parameters). Counts with discrete outcomes
     and no cluster are never turned into a DataFrame: their per-pair win / loss / tie counts
     are sufficient for the fit, both covariances, the tallies and the rank intervals."""
-    interval = _check_interval(interval, cluster=cluster, rng=rng)
+    kind = _check_interval(interval, cluster=cluster, rng=rng)
     cells = as_cells(frame, cluster=cluster)
     fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
-    se = "hessian" if interval == "hessian" else "sandwich"
-    wald_cluster = cluster if interval == "sandwich" else None
+    se: CovKind = "hessian" if kind == "hessian" else "sandwich"
+    wald_cluster = cluster if kind == "sandwich" else None
     # the cells as rows only where per-pair counts are not sufficient (a cluster-robust or
     # continuous-outcome sandwich); a discrete sandwich from the pair counts is the same sum
     rows = None if wald_cluster is None and cells.discrete() else cells.cells
     # one covariance serves the intervals and the rank intervals (none on the sparse path)
     cov = None if uses_sparse_intervals(fit) else fit.covariance(
         se, frame=rows, cluster=wald_cluster, cluster_correction=cluster_correction)
-    cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=level, frame=rows, cluster=wald_cluster,
+    cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=confidence_level, frame=rows, cluster=wald_cluster,
                          cluster_correction=cluster_correction, cov=cov)
     label = interval_label(anchor)
     attrs = {"parametrisation": label, **_fit_attrs(
-        fit, ties=ties, level=level, interval=interval, cluster=cluster, n_clusters=cells.n_clusters,
+        fit, ties=ties, level=confidence_level, interval=kind, cluster=cluster, n_clusters=cells.n_clusters,
         cluster_correction=cluster_correction)}
     boot = None
-    if interval == "bootstrap":
+    if kind == "bootstrap":
         from evalkit.ratings.bootstrap import bootstrap_bt
 
-        boot = bootstrap_bt(cells, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit, progress=progress)
-        cols["ci_low"], cols["ci_high"] = boot.confidence_interval(level, base=base, anchor=anchor)
+        assert rng is not None  # _check_interval: a bootstrap needs a seed
+        boot = bootstrap_bt(cells, n_resamples=n_resamples, rng=rng, cluster=cluster, fit=fit, progress=progress)
+        cols["ci_low"], cols["ci_high"] = boot.confidence_interval(confidence_level, base=base, anchor=anchor)
         unit = "comparisons" if cluster is None else f"clusters of {cluster!r}"
-        attrs["interval"] = f"bootstrap {level:.0%} percentile over {unit}, {label}"
-        attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
+        attrs["interval"] = f"bootstrap {confidence_level:.0%} percentile over {unit}, {label}"
+        attrs.update(n_resamples=boot.n_resamples, n_degenerate=boot.n_degenerate)
     else:
         robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
-                  if cluster is not None and interval == "sandwich" else interval)
-        attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
+                  if cluster is not None and kind == "sandwich" else kind)
+        attrs["interval"] = f"{robust} {confidence_level:.0%} Wald, {label}"
     # one covariance for intervals and ranks; none (no ranks) on the sparse path of thousands of players
-    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=level, rng=rng)
+    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=confidence_level, rng=rng)
     return Leaderboard(_tabulate(fit.players, cols, cells, ranks), attrs)
 
 
-def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> str:
+def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> IntervalKind:
     """The interval kind (default ``"sandwich"``), checked before any work is done."""
     interval = "sandwich" if interval is None else interval
     if interval not in _INTERVALS:
         raise ValueError(f"'interval' must be one of {_INTERVALS}; got {interval!r}.")
+    kind = cast(IntervalKind, interval)  # one of _INTERVALS
     if cluster is not None and interval == "hessian":
         raise ValueError(
             "'cluster' needs interval='sandwich' (cluster-robust) or 'bootstrap' (clusters resampled); "
@@ -188,7 +208,7 @@ def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike |
         )
     if interval == "bootstrap" and rng is None:
         raise ValueError("interval='bootstrap' needs a seed: pass rng=<int> (evalkit never uses a global seed).")
-    return interval
+    return kind
 
 
 def _fit_attrs(fit, *, ties: str, level: float, interval: str, cluster: str | None, n_clusters: int | None,

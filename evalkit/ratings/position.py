@@ -21,6 +21,7 @@ import pandas as pd
 from scipy import sparse, stats
 from scipy.special import expit
 
+from evalkit._deprecate import renamed_keywords
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import aggregate, encode_players
 from evalkit.ratings.existence import check_existence
@@ -119,8 +120,9 @@ def position_effect(fit: StyleFit, level: float = 0.95) -> PositionEffect:
                           pvalue=float(2 * stats.norm.sf(abs(g / se))), cov_kind=fit.cov_kind, level=level)
 
 
+@renamed_keywords(level="confidence_level")
 def position_leaderboard(
-    frame: pd.DataFrame, *, base: float = 1000.0, level: float = 0.95, kind: CovKind = "sandwich",
+    frame: pd.DataFrame, *, base: float = 1000.0, confidence_level: float = 0.95, kind: CovKind = "sandwich",
     cluster: str | None = None,
 ) -> pd.DataFrame:
     """Position-adjusted Elo leaderboard (``rate --adjust-position``): ``rank, model, elo, ci_low, ci_high``,
@@ -129,8 +131,8 @@ def position_leaderboard(
     from evalkit.ratings.style_board import fit_leaderboard
 
     fit = fit_position_bt(frame, kind=kind, cluster=cluster)
-    out = fit_leaderboard(fit, frame, base=base, level=level)
-    eff = position_effect(fit, level)
+    out = fit_leaderboard(fit, frame, base=base, level=confidence_level)
+    eff = position_effect(fit, confidence_level)
     out.attrs.update(position=eff.describe(), position_gamma=eff.gamma)
     out.attrs["interval"] = "position-adjusted, " + out.attrs["interval"]
     return out

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalkit.ratings.bootstrap import BTBootstrap
-    from evalkit.ratings.bt import BTFit
+    from evalkit.ratings.bt import BTFit, CovKind
 
 __all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
            "rank_columns", "add_rank_columns", "rank_values", "fit_rank_values",
@@ -181,7 +181,7 @@ def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int =
 
 
 def fit_rank_values(
-    fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich", frame: pd.DataFrame | None = None,
+    fit: BTFit, *, boot: BTBootstrap | None = None, se: CovKind = "sandwich", frame: pd.DataFrame | None = None,
     cluster: str | None = None, level: float = 0.95, rng: RNGLike | None = None,
     max_players: int = RANK_MAX_PLAYERS, cov: np.ndarray | None = None,
 ) -> tuple[dict[str, np.ndarray] | None, str]:
@@ -201,7 +201,7 @@ def fit_rank_values(
 
 
 def rank_columns(
-    table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
+    table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: CovKind = "sandwich",
     frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
     rng: RNGLike | None = None, max_players: int = RANK_MAX_PLAYERS, cov: np.ndarray | None = None,
 ) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,8 @@ from evalkit.ratings.existence import check_existence
 __all__ = ["LogitFit", "StyleFit", "fit_logit", "fit_style_bt", "length_feature", "design"]
 
 CovKind = Literal["sandwich", "hessian"]
+#: A design or score matrix: a numpy array, or a scipy.sparse matrix (scipy publishes no types).
+Matrix = Any
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,7 @@ class LogitFit:
 
     coef: np.ndarray
     information: np.ndarray = field(repr=False)
-    scores: object = field(repr=False)
+    scores: Matrix = field(repr=False)
     weight: np.ndarray = field(repr=False)
     loglik: float
     n_iter: int
@@ -97,7 +99,7 @@ class LogitFit:
         return h_inv @ meat @ h_inv
 
 
-def _weighted_gram(x: np.ndarray | sparse.csr_matrix, v: np.ndarray) -> np.ndarray:
+def _weighted_gram(x: Matrix, v: np.ndarray) -> np.ndarray:
     """``X' diag(v) X`` as a dense array."""
     if sparse.issparse(x):
         return np.asarray((x.T @ x.multiply(v[:, None])).todense())
@@ -135,7 +137,7 @@ def fit_logit(
     y = np.asarray(y, dtype=float)
     w = np.ones_like(y) if weight is None else np.asarray(weight, dtype=float)
     off = np.zeros_like(y) if offset is None else np.asarray(offset, dtype=float)
-    xs = sparse.csr_matrix(x) if sparse.issparse(x) else np.asarray(x, dtype=float)
+    xs: Matrix = sparse.csr_matrix(x) if sparse.issparse(x) else np.asarray(x, dtype=float)
     beta = np.zeros(xs.shape[1])
     eta = off + xs @ beta
     obj = _loglik(eta, y, w)

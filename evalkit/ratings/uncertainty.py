@@ -43,6 +43,7 @@ def _class_scores(
     if fit.ties == "davidson":
         from evalkit.ratings.davidson import davidson_probabilities
 
+        assert fit.tie_param is not None  # a Davidson fit always has its tie parameter
         a, b, t = davidson_probabilities(d, float(np.log(fit.tie_param)))
         shift = 0.5 * (a - b)
         return (0.5 - shift, -0.5 - shift, -shift), (-t, -t, 1.0 - t)
@@ -206,6 +207,8 @@ def covariance(
     else:
         mid = meat(fit, frame, cluster=cluster)
         if cluster is not None:
+            if frame is None:
+                raise ValueError("A cluster-robust covariance needs the comparisons: pass frame=...")
             mid = mid * cluster_factor(frame, cluster, cluster_correction)[0]
         cov = h_inv @ mid @ h_inv
     cov = cov[:n, :n]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.budget import allocate_sessions, elo_curves, inflection_point
-from evalkit.report.document import ReportContext, Section, Table, Text
+from evalkit.report.document import Block, ReportContext, Section, Table, Text
 from evalkit.stats import compare_systems
 
 __all__ = ["final_scores", "prepare_curves", "curves_section", "budget_order_section", "BUDGET_SECTIONS"]
@@ -56,13 +56,12 @@ def curves_section(ctx: ReportContext) -> Section | None:
     if "traces" not in ctx.results:
         return None
     prepare_curves(ctx)
-    import matplotlib.pyplot as plt
-
+    from evalkit.plots._figure import subplots
     from evalkit.plots.budget import plot_elo_curves
 
     r = ctx.results
     joint = r["joint_elo"]
-    fig, axes = plt.subplots(1, 2 if joint is not None else 1, figsize=(12 if joint is not None else 6.5, 4.5))
+    fig, axes = subplots(1, 2 if joint is not None else 1, figsize=(12 if joint is not None else 6.5, 4.5))
     axes = np.atleast_1d(axes)
     plot_elo_curves(r["self_elo"], ax=axes[0], inflection=list(r["inflection"].values()), title="self-Elo")
     if joint is not None:
@@ -78,7 +77,7 @@ def curves_section(ctx: ReportContext) -> Section | None:
                      "ci_high": inf.ci_high, "K at B": k, "note": inf.note})
     ties = ", ".join(f"{k}: {v:.0%}" for k, v in r["self_elo"].tie_share.items())
     failed = r["self_elo"].n_failed + (joint.n_failed if joint is not None else 0)
-    blocks = [
+    blocks: list[Block] = [
         Text("A player is a (system, budget checkpoint) on a geometric grid; players meet only within a task "
              "(higher best-so-far wins, equal ties); one Bradley-Terry fit pools all tasks; the first checkpoint is "
              "anchored at 1000; bands come from resampling sessions within each (system, task)."),
@@ -107,7 +106,8 @@ def budget_order_section(ctx: ReportContext) -> Section | None:
                         "best first:"),
                    Table(last.sort_values("elo", ascending=False), floatfmt=".4g", csv="tables/order_at_budget.csv")]
     scores = final_scores(r["traces"], r["budget"])
-    task_means = scores.groupby(["system", "task"], as_index=False)["score"].mean().rename(columns={"task": "item"})
+    task_means = scores.groupby(["system", "task"], as_index=False).agg(score=("score", "mean")).rename(
+        columns={"task": "item"})
     if task_means["system"].nunique() > 1:
         p = ctx.params
         from evalkit.report.tasks import labelled_pairs, oriented_pairs

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._errors import list_ids
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, table_rows
 from evalkit.stats.power import cluster_design
 from evalkit.stats.reliability import reliability
 from evalkit.stats.runs import compare_runs
@@ -137,7 +137,7 @@ def reliability_section(ctx: ReportContext) -> Section | None:
     flagged = flaky[flaky["more_than_noise"]].sort_values(["system", "pvalue"])
     v = rel.variance
     lines = []
-    for r in v.itertuples():
+    for r in table_rows(v):
         if getattr(r, "note", ""):
             lines.append(f"{r.system}: {r.note}.")
             continue

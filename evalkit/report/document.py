@@ -17,13 +17,14 @@ become links.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-__all__ = ["Text", "Bullets", "Table", "Figure", "Block", "Section", "ReportContext", "plain", "PLAIN_OPEN",
+__all__ = ["Text", "Bullets", "Table", "Figure", "Block", "Section", "ReportContext", "plain", "table_rows", "PLAIN_OPEN",
            "PLAIN_CLOSE"]
 
 #: Private-use characters delimiting a literal value inside a Text/Bullets string (see :func:`plain`).
@@ -82,6 +83,12 @@ class Figure:
 Block = Text | Bullets | Table | Figure
 
 
+def table_rows(table: pd.DataFrame) -> Iterator[Any]:
+    """``table.itertuples()``, each field typed as any cell (pandas-stubs give every field the
+    union of all scalar types, which no format spec or arithmetic accepts)."""
+    return table.itertuples()
+
+
 @dataclass(frozen=True)
 class Section:
     """A titled part of the report. ``anchor`` is the HTML id (default: from the title)."""
@@ -132,12 +139,10 @@ class ReportContext:
         return int(self.params.get("seed", 0))
 
     def save_figure(self, ax_or_fig: Any, name: str, caption: str) -> Figure:
-        """Save a matplotlib Axes/Figure as ``figures/<name>.png``, close it, return the block.
+        """Save a matplotlib Axes/Figure as ``figures/<name>.png``, return the block.
 
         Characters that no installed font could draw are listed in the caption (and in
         ``missing_glyphs``), so the report says when a label shows boxes."""
-        import matplotlib.pyplot as plt
-
         from evalkit.plots._fonts import save_png
 
         fig = ax_or_fig.figure if hasattr(ax_or_fig, "figure") and not hasattr(ax_or_fig, "savefig") else ax_or_fig
@@ -145,7 +150,6 @@ class ReportContext:
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
         missing = save_png(fig, folder / f"{safe}.png", tight=True, dpi=120, metadata={"Software": None})
-        plt.close(fig)
         if missing:
             self.missing_glyphs.extend(ch for ch in missing if ch not in self.missing_glyphs)
             shown = " ".join(f"U+{ord(ch):04X}" for ch in missing)

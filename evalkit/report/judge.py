@@ -16,7 +16,7 @@ import warnings
 
 import pandas as pd
 
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
 from evalkit.stats.judges import (
     POSITION_FORMATS,
     agreement_table,
@@ -56,7 +56,7 @@ def _has_positions(fmt: str | None, params: dict) -> bool:
 
 def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
     out = []
-    for r in table.itertuples():
+    for r in table_rows(table):
         if pd.isna(r.pvalue):
             out.append(f"**{plain(r.judge)}**: {plain(r.note)}")
             continue
@@ -77,7 +77,7 @@ def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
     if table.empty:
         return [f"No judge name ({', '.join(map(plain, judges))}) matches a contestant: no self-preference to check."]
     out = []
-    for r in table.itertuples():
+    for r in table_rows(table):
         head = (f"Self-preference: judge **{plain(r.judge)}** is also a contestant, **{plain(r.model)}** ({r.match}); in "
                 f"{r.games_judged} of its games it judged, it gave {plain(r.model)} a win rate of {r.judge_win_rate:.1%}.")
         if pd.isna(r.elo_all):
@@ -126,7 +126,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
             blocks.append(Text(f"No position-adjusted ratings: {str(exc).split('.')[0]}."))
         else:
             results["position_adjusted"] = adj
-            moved = adj.loc[adj["rank_change"].abs().idxmax()]
+            moved = adj.iloc[int(adj["rank_change"].abs().to_numpy().argmax())]
             blocks += [Text(f"How far the position bias moved the ratings: Elo with a left advantage per judge "
                             f"({adj.attrs['interval']}) next to the plain Elo; the largest rank change is "
                             f"{plain(moved['model'])} ({int(moved['rank'])} -> {int(moved['rank_adjusted'])}). Full table: "

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -52,7 +53,7 @@ def format_column(name: str, values: pd.Series, *, floatfmt: str = ".4g", elo_ta
       when a section sets its own;
     - booleans as ``yes``/``no``; text as is (escaped later by the renderer); missing as empty.
     """
-    def each(fn: Callable[[object], str]) -> list[str]:
+    def each(fn: Callable[[Any], str]) -> list[str]:  # a cell of the column: any scalar
         return ["" if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA else fn(v) for v in values]
 
     if pd.api.types.is_bool_dtype(values):
@@ -76,7 +77,7 @@ def format_column(name: str, values: pd.Series, *, floatfmt: str = ".4g", elo_ta
     return each(_column_format(finite.astype(float)))
 
 
-def _column_format(finite: pd.Series, sig: int = 4) -> Callable[[object], str]:
+def _column_format(finite: pd.Series, sig: int = 4) -> Callable[[Any], str]:
     """One format for a whole column: ``sig`` significant digits for its largest magnitude,
     the same number of decimals on every row; scientific for very large or very small columns."""
     top = float(np.abs(finite).max()) if len(finite) else 0.0

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit.report.document import ReportContext, Section, Table, Text
+from evalkit.report.document import Block, ReportContext, Section, Table, Text
 
 __all__ = ["DIFF_LABEL", "labelled_pairs", "oriented_pairs", "per_task_table", "per_task_section", "score_section",
            "TASK_SECTIONS"]
@@ -142,7 +142,7 @@ def score_section(ctx: ReportContext) -> Section | None:
     table = res.table.set_index("system").reindex(order).reset_index()
     ctx.results["scores_alone"] = res
     spend = [c for c in _SPEND if c in table.columns]
-    blocks = [Text(
+    blocks: list[Block] = [Text(
         f"Each system on its own tasks: the mean over tasks (each task's runs averaged first), se = sd / sqrt(n "
         f"tasks) (Inspect's stderr, lm-eval's acc_stderr), and a {p.get('confidence_level', 0.95):.0%} interval: "
         "Wilson for one pass/fail run per task, t(n - 1) otherwise, CR1 t(G - 1) with clusters."

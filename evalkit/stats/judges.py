@@ -123,7 +123,7 @@ def position_adjusted_ratings(frame: pd.DataFrame, panels: pd.Series, *, plain: 
     names = sorted(panels.unique())
     cols = {f"left|{j}": (panels == j).to_numpy(dtype=float) for j in names}
     adj = fit_style_bt(frame.assign(**cols), list(cols)).table(level=level)
-    plain = leaderboard(frame, level=level) if plain is None else plain
+    plain = leaderboard(frame, confidence_level=level) if plain is None else plain
     out = adj.rename(columns={"rank": "rank_adjusted", "elo": "elo_adjusted", "ci_low": "ci_low_adjusted",
                               "ci_high": "ci_high_adjusted"})
     out = out.join(plain.set_index("model")[["rank", "elo"]], on="model")
@@ -137,7 +137,7 @@ def _rating(frame: pd.DataFrame, model: str, level: float) -> tuple[float, float
     from evalkit.ratings import leaderboard
 
     try:
-        t = leaderboard(frame, level=level)
+        t = leaderboard(frame, confidence_level=level)
     except ValueError as exc:
         return f"no ratings ({str(exc).split('.')[0]})"
     if model not in set(t["model"]):

@@ -334,8 +334,8 @@ def paired_bootstrap(
         stop = min(start + 1000, n_resamples)
         idx = gen.integers(0, n, size=(stop - start, n))
         boot[start:stop] = d[idx].mean(axis=1)
-    p_le = (np.count_nonzero(boot <= 0) + 1) / (n_resamples + 1)
-    p_ge = (np.count_nonzero(boot >= 0) + 1) / (n_resamples + 1)
+    p_le = (int(np.count_nonzero(boot <= 0)) + 1) / (n_resamples + 1)
+    p_ge = (int(np.count_nonzero(boot >= 0)) + 1) / (n_resamples + 1)
     p = {"greater": p_le, "less": p_ge, "two-sided": min(1.0, 2 * min(p_le, p_ge))}[alternative]
 
     def ci(level: float) -> tuple[float, float]:
