@@ -149,6 +149,38 @@ def test_score_summary_and_compare_reproduce_inspects_accuracy_and_stderr(path, 
         assert row["se"] == pytest.approx(se, abs=1e-9), argv[0]
 
 
+def test_score_of_a_repeated_run_pass_k_interval_and_tokens_from_read_eval_log(capsys):
+    """Item 2: a run with epochs gets pass@k / pass^k (the unbiased estimators, computed here with
+    scipy.special.comb from read_eval_log's samples), a t(n - 1) interval (scipy.stats.t) and its tokens
+    (the log's own model_usage)."""
+    from inspect_ai.log import read_eval_log
+    from scipy.special import comb
+    from scipy.stats import t as student_t
+
+    path = INSPECT / "v0.3.42" / "log_streaming.eval"  # 2 samples x 2 epochs, one 'I'
+    log = read_eval_log(str(path))
+    passed: dict[object, list[float]] = {}
+    for smp in log.samples:
+        passed.setdefault(smp.id, []).append(float(smp.scores["match"].value == "C"))
+    assert main(["score", str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    (row,) = out["scores"]
+    means = np.array([np.mean(v) for v in passed.values()])
+    n = len(means)
+    se = means.std(ddof=1) / np.sqrt(n)
+    lo, hi = student_t.interval(0.95, n - 1, loc=means.mean(), scale=se)
+    assert (row["n_tasks"], row["runs_per_task"]) == (2, 2.0)
+    assert row["ci_low"] == pytest.approx(lo, abs=1e-9) and row["ci_high"] == pytest.approx(hi, abs=1e-9)
+    usage = sum(u.input_tokens + u.output_tokens for u in log.stats.model_usage.values())
+    assert row["tokens"] == usage
+    got = {(r["metric"], r["k"]): r["estimate"] for r in out["pass_k"]}
+    for k in (1, 2):
+        at = [1 - comb(len(v) - sum(v), k) / comb(len(v), k) for v in passed.values()]
+        hat = [comb(sum(v), k) / comb(len(v), k) for v in passed.values()]
+        assert got[("pass@k", k)] == pytest.approx(np.mean(at), abs=1e-12)
+        assert got[("pass^k", k)] == pytest.approx(np.mean(hat), abs=1e-12)
+
+
 def test_unscored_log_message_says_none_is_scored():
     """The reversed message: "Found 1 log file(s) with a scored submission" was printed when there was none."""
     with pytest.raises(ValueError, match=r"Found 1 log file\(s\) in .*, but none has a scored submission"):
