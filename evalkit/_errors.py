@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["where", "describe_bad", "nonnegative_column"]
+__all__ = ["where", "describe_bad", "nonnegative_column", "list_ids"]
 
 
 def where(mask: np.ndarray, lines: Sequence[int] | np.ndarray | None, *, source: str | None = None) -> str:
@@ -91,3 +91,10 @@ def check_total_weight(weights: np.ndarray, *, source: str = "", what: str = "we
             "large are not exact in float64 and overflow int64 past 9.2e18 (they would print as negative numbers). "
             "Divide the weights by a common factor."
         )
+
+
+def list_ids(ids: Sequence[object], *, limit: int = 10, sep: str = ", ") -> str:
+    """At most ``limit`` ids joined by ``sep``, then "and N more" (an error line stays one short line)."""
+    items = [str(i) for i in ids]
+    shown = sep.join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")

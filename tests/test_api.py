@@ -58,7 +58,8 @@ def test_compare_runs_has_the_cli_sign_convention(tmp_path):
     assert main(["compare", str(runs / "baseline"), str(runs / "candidate"), "--cluster", "family",
                  "--out", str(tmp_path / "r"), "--quiet"]) == 0
     cli = pd.read_csv(tmp_path / "r" / "tables" / "run_comparisons.csv")
-    assert float(cli["diff"].iloc[0]) == pytest.approx(float(row["diff"]), abs=1e-12)
+    # the CLI's tables name the sign in the header (the logs room's rule: "diff (candidate − baseline)")
+    assert float(cli["diff (candidate − baseline)"].iloc[0]) == pytest.approx(float(row["diff"]), abs=1e-12)
     assert float(cli["pvalue"].iloc[0]) == pytest.approx(float(row["pvalue"]), abs=1e-12)
     assert repr(c).startswith("Comparison(candidate - baseline = +0.118") and len(repr(c)) < 200
     assert "candidate - baseline = +0.118" in c.summary()

@@ -19,6 +19,8 @@ from agent_runs_helpers import RUNS, TRANSCRIPTS
 
 from evalkit.cli import main
 
+DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
+
 TRAJ = TRANSCRIPTS / "swe_agent" / "pydicom__pydicom-1458.traj"
 SMALL = TRANSCRIPTS / "metr_inspect_action" / "small.eval"
 
@@ -125,7 +127,7 @@ def test_compare_lm_eval_runs_of_two_models(tmp_path):
     out = tmp_path / "r"
     assert main(["compare", str(tmp_path / "org__a"), str(tmp_path / "org__b"), "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
-    assert row["test"] == "McNemar's exact test" and row["diff"] == pytest.approx(3 / 12)
+    assert row["test"] == "McNemar's exact test" and row[DIFF] == pytest.approx(3 / 12)
     assert main(["compare", str(tmp_path / "org__a"), str(tmp_path / "org__b"), "--metric", "f1",
                  "--out", str(out), "--force"]) == 2
 
@@ -141,7 +143,7 @@ def test_compare_swe_agent_runs_with_their_reports(tmp_path):
     out = tmp_path / "r"
     assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
-    assert (row["a"], row["b"], row["mean_a"], row["mean_b"]) == ("run-b", "run-a", 5 / 6, 2 / 6)
+    assert (row["candidate"], row["baseline"], row["mean_candidate"], row["mean_baseline"]) == ("run-b", "run-a", 5 / 6, 2 / 6)
     # clusters from the instance ids: the repository (SWE-bench's natural cluster)
     assert main(["compare", str(tmp_path / "run-a"), str(tmp_path / "run-b"), "--cluster-regex", r"^(.+)-\d+$",
                  "--out", str(out), "--force"]) == 0
@@ -166,7 +168,7 @@ def test_compare_continuous_scores_warn_and_take_a_pass_threshold(tmp_path, caps
     direct = pd.DataFrame(rows).assign(p=lambda f: f["reward"] >= 0.5).groupby("agent")["p"].mean()
     assert k1.set_index("system")["estimate"].to_dict() == pytest.approx(direct.to_dict())
     t = pd.read_csv(tmp_path / "r2" / "tables" / "run_comparisons.csv").iloc[0]
-    assert t["test"].startswith("Sign-flip permutation test") and t["diff"] == pytest.approx(0.2)
+    assert t["test"].startswith("Sign-flip permutation test") and t[DIFF] == pytest.approx(0.2)
 
 
 def test_compare_orders_pairs_as_the_runs_are_given(tmp_path):
@@ -174,7 +176,7 @@ def test_compare_orders_pairs_as_the_runs_are_given(tmp_path):
     assert main(["compare", str(RUNS / "candidate"), str(RUNS / "baseline"), "--names", "new,old",
                  "--n-resamples", "999", "--out", str(out), "--force"]) == 0
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
-    assert (row["a"], row["b"]) == ("old", "new") and row["diff"] == pytest.approx(-0.1180555556)
+    assert (row["candidate"], row["baseline"]) == ("old", "new") and row[DIFF] == pytest.approx(-0.1180555556)
 
 
 def test_report_traces_table_keeps_its_checksum(tmp_path):
@@ -212,6 +214,6 @@ def test_compare_prints_formula_like_names_as_they_are(tmp_path, capsys):
     assert main(["compare", str(RUNS / "candidate"), str(RUNS / "baseline"), "--names", "=cmd,@old",
                  "--n-resamples", "999", "--out", str(out), "--force"]) == 0
     printed = capsys.readouterr().out
-    assert "| @old | =cmd |" in printed and "'=cmd" not in printed
+    assert "| =cmd | @old |" in printed and "'=cmd" not in printed
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
-    assert (row["a"], row["b"]) == ("'@old", "'=cmd")
+    assert (row["candidate"], row["baseline"]) == ("'@old", "'=cmd")

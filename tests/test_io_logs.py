@@ -141,7 +141,7 @@ def test_lm_eval_samples_one_row_per_document(tmp_path):
     frame = read_logs(path, metadata=("subject",))
     assert frame["system"].unique().tolist() == ["org/model"]
     assert frame["task"].tolist() == ["arc_easy/0", "arc_easy/1", "arc_easy/2"]
-    assert frame["score"].tolist() == [1.0, 0.0, 1.0] and (frame["budget"] == 0).all()
+    assert frame["score"].tolist() == [1.0, 0.0, 1.0] and frame["budget"].isna().all()  # no usage recorded: NaN, not 0
     assert frame["subject"].tolist() == ["s0", "s1", "s0"] and frame["line"].tolist() == [1, 2, 3]
     assert read_logs(path, metric="acc_norm")["score"].tolist() == [0.0, 1.0, 0.0]
     with pytest.raises(ValueError, match=r"has the metric 'f1'; its records have \['acc', 'acc_norm'\]"):

@@ -77,10 +77,10 @@ def test_cli_report_on_bundled_alpaca_eval(tmp_path):
     assert "dropped 61" in md  # the 61 NaN preferences are reported, not silently dropped
     assert "Holm step-down" in md and "Paired t-test" in md
     pair = pd.read_csv(out / "tables" / "pairwise.csv")
-    assert "text_davinci_003" not in set(pair["a"]) | set(pair["b"])  # the baseline is rated, not paired
+    assert "text_davinci_003" not in set(pair["candidate"]) | set(pair["baseline"])  # the baseline is rated, not paired
     # falcon-7b-instruct is a byte copy of falcon-40b-instruct: equal means, so neighbours; all
     # differences are zero and the pair is reported as not tested (and kept out of the Holm family)
-    dup = pair[pair["a"].str.startswith("falcon") & pair["b"].str.startswith("falcon")]
+    dup = pair[pair["candidate"].str.startswith("falcon") & pair["baseline"].str.startswith("falcon")]
     assert len(dup) == 1 and "not tested" in dup["note"].iloc[0] and pd.isna(dup["pvalue"].iloc[0])
     board = pd.read_csv(out / "tables" / "leaderboard.csv")
     assert board["model"].nunique() == 54 and (board["ci_low"] <= board["elo"]).all()
@@ -156,9 +156,9 @@ def test_cli_report_from_a_per_item_score_table_with_column_mapping(tmp_path):
     assert len(pair) == 6  # all pairs of 4 systems
     wide = d.pivot(index="instruction_id", columns="model_dir", values="x")
     for _, row in pair.iterrows():
-        both = wide[[row["a"], row["b"]]].dropna()
+        both = wide[[row["candidate"], row["baseline"]]].dropna()
         assert row["n_items"] == len(both)
-        assert row["pvalue"] == pytest.approx(stats.ttest_rel(both[row["a"]], both[row["b"]]).pvalue, rel=1e-9)
+        assert row["pvalue"] == pytest.approx(stats.ttest_rel(both[row["candidate"]], both[row["baseline"]]).pvalue, rel=1e-9)
     # statsmodels multipletests(p, method='fdr_bh')
     assert pair["pvalue_adjusted"].to_numpy() == pytest.approx(
         multipletests(pair["pvalue"].to_numpy(), method="fdr_bh")[1], rel=1e-12)

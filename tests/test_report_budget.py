@@ -13,6 +13,8 @@ from evalkit.cli import main
 from evalkit.report import write_report
 from evalkit.report.budget import final_scores
 
+DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
+
 
 def _traces(rng: int = 0) -> pd.DataFrame:
     """Two systems x 4 tasks x 6 sessions; every session submits at budgets 1..64 (doubling).
@@ -53,9 +55,9 @@ def test_report_from_traces_has_curves_tests_and_every_figure(tmp_path):
     ref = stats.ttest_rel(means.loc["b"], means.loc["a"])  # scipy.stats.ttest_rel(b, a) over the 4 task means
     t = pd.read_csv(out / "tables" / "final_score_tests.csv")
     row = t.iloc[0]
-    sign = 1 if row["a"] == "b" else -1
+    sign = 1 if row["candidate"] == "b" else -1
     assert row["pvalue"] == pytest.approx(ref.pvalue, rel=1e-9)
-    assert sign * row["diff"] == pytest.approx(float((means.loc["b"] - means.loc["a"]).mean()), rel=1e-9)
+    assert sign * row[DIFF] == pytest.approx(float((means.loc["b"] - means.loc["a"]).mean()), rel=1e-9)
     assert "Holm" in md.split("## Methods")[1]
 
 

@@ -17,6 +17,8 @@ from statsmodels.stats.multitest import multipletests
 from evalkit.cli import main
 from evalkit.stats.runs import compare_runs, task_means
 
+DIFF = "diff (candidate − baseline)"  # the sign convention: second RUN minus first
+
 
 def _direct_frame(system: str, runs: range) -> pd.DataFrame:
     rows = []
@@ -35,15 +37,16 @@ def test_compare_two_single_run_folders_matches_statsmodels_mcnemar(tmp_path):
     row = pd.read_csv(out / "tables" / "run_comparisons.csv").iloc[0]
     base = _direct_frame("baseline", range(1, 2)).set_index("task")["score"]
     cand = _direct_frame("candidate", range(1, 2)).set_index("task")["score"].reindex(base.index)
-    assert (row["a"], row["b"]) == ("candidate", "baseline")
-    assert row["diff"] == pytest.approx((cand - base).mean(), abs=1e-12)
+    # both logs name the same model: the systems are told apart by their folders (the naming rule)
+    assert (row["candidate"], row["baseline"]) == ("mockllm/model (candidate)", "mockllm/model (baseline)")
+    assert row[DIFF] == pytest.approx((cand - base).mean(), abs=1e-12)
     assert row["se"] == pytest.approx((cand - base).std(ddof=1) / np.sqrt(len(base)), rel=1e-12)
     table = [[int(((cand == 1) & (base == 1)).sum()), int(((cand == 1) & (base == 0)).sum())],
              [int(((cand == 0) & (base == 1)).sum()), int(((cand == 0) & (base == 0)).sum())]]
     ref = mcnemar(table, exact=True)  # statsmodels' exact McNemar on the same 2x2 table of tasks
     assert row["test"] == "McNemar's exact test"
     assert row["pvalue"] == pytest.approx(ref.pvalue, rel=1e-12)
-    assert (row["a_only_pass"], row["b_only_pass"]) == (table[0][1], table[1][0])
+    assert (row["candidate_only_pass"], row["baseline_only_pass"]) == (table[0][1], table[1][0])
     md = (out / "report.md").read_text()
     assert "## Paired comparison over shared tasks" in md and "no unmatched tasks" in md
 
@@ -58,7 +61,7 @@ def test_clustered_se_equals_statsmodels_ols_cluster_and_permutation_equals_scip
     d = (means["candidate"] - means["baseline"]).to_numpy()
     family = frame.drop_duplicates("task").set_index("task")["family"].reindex(means.index).to_numpy()
     fit = OLS(d, np.ones_like(d)).fit(cov_type="cluster", cov_kwds={"groups": pd.factorize(family)[0]})
-    assert row["diff"] == pytest.approx(fit.params[0], abs=1e-12)
+    assert row[DIFF] == pytest.approx(fit.params[0], abs=1e-12)
     assert row["se"] == pytest.approx(fit.bse[0], rel=1e-9)  # CR1, as statsmodels' default cluster correction
     assert row["df"] == 5  # six families -> G - 1
     # sign flips of whole clusters: 2**6 = 64 vectors, exact; scipy's permutation_test on the cluster sums
@@ -85,8 +88,9 @@ def test_three_systems_holm_over_pairs_and_unmatched_tasks_listed():
 
 
 def test_compare_errors_name_their_flags(tmp_path, capsys):
-    assert main(["compare", str(RUNS / "baseline"), "--out", str(tmp_path / "out"), "--force"]) == 2
-    assert "--by COLUMN" in capsys.readouterr().err
+    # one RUN is scored alone (as `evalkit score` does), not refused
+    assert main(["compare", str(RUNS / "baseline"), "--out", str(tmp_path / "out"), "--force"]) == 0
+    assert "one system: its score" in capsys.readouterr().out
     assert main(["compare", str(RUNS / "baseline"), str(RUNS / "candidate"), "--cluster", "suite",
                  "--out", str(tmp_path / "out"), "--force"]) == 2
     err = capsys.readouterr().err

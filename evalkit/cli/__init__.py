@@ -34,6 +34,7 @@ EXIT_OK, EXIT_FAILED_CHECK, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0,
 _COMMANDS: tuple[str, ...] = (
     "demo",
     "summary",
+    "score",
     "rate",
     "simulate",
     "curve",

@@ -37,6 +37,7 @@ _REMEDIES: tuple[tuple[str, str], ...] = (
     (r"(No scorer '[^']*' .*?; the sample has \[[^\]]*\])\.", r"\1; choose one with --scorer NAME."),
     (r"(has the metric '[^']*'; its records have \[[^\]]*\])\.", r"\1; choose one with --metric NAME."),
     (r"pass metric= to choose one\.", "choose one with --metric NAME."),
+    (r"pass filter= to choose another\.", "choose another with --filter NAME."),
     (r"The cluster column '([^']*)'", r"The --cluster column '\1'"),
     (r"consider prior=\.\.\.", "consider --prior N"),
     (r"pass prior=\.\.\.", "pass --prior N"),
@@ -57,21 +58,40 @@ def _translate(msg: str) -> str:
     return msg
 
 
+#: Remedies that are no advice once their flag is given (the message would loop back to it).
+_GIVEN_REMEDIES = {"--missing lose": "missing='lose' (CLI --missing lose), "}
+
+
+def _without_absent_flags(msg: str, options: frozenset[str] | None, given: Sequence[str] = ()) -> str:
+    """Drop a remedy clause that names a flag the command does not have, or one the user already gave
+    (advice that cannot be followed, or that loops)."""
+    for flag in given:
+        if flag in _GIVEN_REMEDIES:
+            msg = msg.replace(_GIVEN_REMEDIES[flag], "")
+    if not options:
+        return msg
+    for flag in ("--sort-budgets", "--drop-unscored", "--missing", "--grid", "--budgets", "--prior", "--start"):
+        if flag in msg and flag not in options:
+            msg = re.sub(r"[;,]? ?(?:pass|Pass|or pass)? ?[^;.]*" + re.escape(flag) + r"[^;.]*", "", msg)
+    return msg
+
+
 @contextmanager
-def cli_remedies() -> Iterator[None]:
+def cli_remedies(options: frozenset[str] | None = None, given: Sequence[str] = ()) -> Iterator[None]:
     """Re-raise library ValueErrors (and re-issue warnings) with every remedy phrased as the CLI flag
-    that applies it."""
+    that applies it; with ``options`` (the command's flags), advice naming a flag it lacks is dropped,
+    and so is advice to pass a flag the user gave (``given``, e.g. ``["--missing lose"]``)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             yield
         except ValueError as exc:
-            msg = _translate(str(exc))
+            msg = _without_absent_flags(_translate(str(exc)), options, given)
             if msg == str(exc):
                 raise
             raise ValueError(msg) from None
     for w in caught:
-        warnings.warn(_translate(str(w.message)), w.category, stacklevel=3)
+        warnings.warn(_without_absent_flags(_translate(str(w.message)), options, given), w.category, stacklevel=3)
 
 
 def parse_mapping(pairs: Sequence[str], flag: str) -> dict[str, str]:
@@ -97,7 +117,9 @@ def parse_floats(text: str | None, flag: str) -> list[float] | None:
 
 def add_log_arguments(p: argparse.ArgumentParser) -> None:
     """Flags that tell the log readers what the logs do not say themselves."""
-    g = p.add_argument_group("agent logs (Inspect .eval/.json, SWE-agent .traj, lm-eval samples_*.jsonl, JSONL events)")
+    g = p.add_argument_group("harness logs (Inspect .eval/.json, SWE-agent .traj, mini-swe-agent .traj.json, SWE-bench "
+                             "verdict files, lm-eval samples_*.jsonl, MT-bench single judgments, outcome tables, "
+                             "JSONL events)")
     g.add_argument("--budget-unit", choices=["tokens", "tokens_total", "cost", "time"], default="tokens",
                    help="budget unit read from the logs (default tokens = input + output)")
     g.add_argument("--resolved", default=None, metavar="REPORT.json",
@@ -109,6 +131,8 @@ def add_log_arguments(p: argparse.ArgumentParser) -> None:
                    help="map a field of JSONL events or a session table, e.g. --map system=agent (repeatable)")
     g.add_argument("--scorer", default=None, help="Inspect scorer whose value is the score (default: the first)")
     g.add_argument("--metric", default=None, help="lm-eval metric that is the score (default: the first listed)")
+    g.add_argument("--filter", default=None, metavar="NAME",
+                   help="lm-eval filter of the score when a task logs several (default: the first in the file)")
     g.add_argument("--include-scorer-calls", action="store_true",
                    help="count model calls made by Inspect scorers in the budget")
 
@@ -124,7 +148,7 @@ def log_options(args: argparse.Namespace, metadata: Sequence[str] = ()) -> LogOp
         budget=args.budget_unit, scorer=args.scorer, include_scorer=args.include_scorer_calls,
         resolved=read_swe_bench_report(args.resolved) if args.resolved else None,
         resolved_ids=frozenset(read_resolved_ids(args.resolved_ids)) if args.resolved_ids else None,
-        columns=parse_mapping(args.map, "--map") or None, metric=args.metric,
+        columns=parse_mapping(args.map, "--map") or None, metric=args.metric, filter=getattr(args, "filter", None),
         metadata=tuple(m for m in metadata if m),
     )
 
@@ -140,6 +164,8 @@ def looks_like_logs(paths: Sequence[str], mapping: dict[str, str] | None = None)
     from evalkit.io.logs import LOG_FORMATS, log_format
 
     fmt = log_format(p)
+    if fmt == "table":  # a session table (with budgets) read as such
+        return False
     if fmt != "events":
         return fmt in LOG_FORMATS
     budget = (mapping or {}).get("budget", "budget")
@@ -153,5 +179,7 @@ def read_log_inputs(args: argparse.Namespace, paths: Sequence[str], *, metadata:
     """Read files / folders / globs of logs with the flags' options (errors name the flags)."""
     from evalkit.io.logs import read_logs
 
-    with cli_remedies():
+    with cli_remedies(getattr(args, "_options", None)):
         return read_logs(list(paths), log_options(args, metadata), progress=progress)  # type: ignore[arg-type]
+
+

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalkit.cli._choices import LazyChoices, add_lazy_choice
-from evalkit.cli._flags import add_confidence_level, add_rng
-from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, read_log_inputs
+from evalkit.cli._flags import add_rng
+from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats
+from evalkit.cli._runs import add_score_arguments, apply_cluster, print_scores, read_runs
 
 if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
     import pandas as pd
@@ -33,27 +34,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "table for a design instead (no logs needed)."
         ),
     )
-    p.add_argument("runs", nargs="*", metavar="RUN", help="one system's logs: file, folder or glob (in order; "
-                                                            "differences are each later RUN minus an earlier one)")
-    p.add_argument("--by", default=None, metavar="COLUMN",
-                   help="split the logs into systems by this column instead of by RUN: 'system' (as logged), "
-                        "'epoch', or a metadata field")
-    p.add_argument("--names", default=None, metavar="A,B,...", help="system names for the RUNs (default: their names)")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="one system's logs: file, folder or glob (in order: "
+                                                            "`compare BASELINE CANDIDATE`, differences are candidate "
+                                                            "− baseline, each later RUN minus an earlier one); one "
+                                                            "RUN alone is scored as `evalkit score` does")
     p.add_argument("--baseline", default=None, help="compare every system with this one (default: all pairs)")
-    p.add_argument("--cluster", default=None, metavar="FIELD",
-                   help="task cluster for the clustered SE (a sample metadata field, doc field or event field)")
-    p.add_argument("--cluster-regex", default=None, metavar="REGEX",
-                   help="task cluster from the task id: the first group of REGEX, e.g. '^(.+)-[0-9]+$' for "
-                        "SWE-bench repositories")
+    add_score_arguments(p)
     add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.runs", "RUN_TESTS"), default="auto",
                    help="auto (default): McNemar for one pass/fail run per task, else sign-flip permutation")
-    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm", help="over the pairs (holm)")
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"),
+                    default="holm", help="over the pairs (holm)")
     p.add_argument("--alpha", type=float, default=0.05)
-    add_confidence_level(p, "--confidence")
     p.add_argument("--n-resamples", type=int, default=9999, help="permutation / bootstrap resamples (9999)")
     add_rng(p, "--seed", help="seed of the permutation / bootstrap resamples")
-    p.add_argument("--pass-threshold", type=float, default=None, metavar="T",
-                   help="reliability: a run passes when its score >= T (default: scores must be 0/1)")
     p.add_argument("--noise", type=float, default=0.05, help="per-run glitch rate of the flaky-task test (0.05)")
     p.add_argument("--k", default=None, metavar="K1,K2,...", help="k values of pass@k and pass^k (default 1,2,4,..,n)")
     plan = p.add_argument_group("power (--plan prints the table; --effect also feeds the report's plan)")
@@ -109,69 +102,14 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_names(runs: list[str], names: str | None) -> dict[str, str]:
-    if names is not None:
-        given = [n.strip() for n in names.split(",")]
-        if len(given) != len(runs):
-            raise ValueError(f"--names gives {len(given)} names for {len(runs)} RUNs.")
-        return dict(zip(runs, given, strict=True))
-    out = {r: (Path(r).stem if Path(r).is_file() else Path(r).name) or r for r in runs}
-    return out if len(set(out.values())) == len(out) else {r: r for r in runs}
-
-
-def read_outcomes(args: argparse.Namespace) -> tuple[pd.DataFrame, dict]:
-    """One row per (system, task, run) with its final score, and what the reader counted."""
-    from evalkit.io.logs import session_outcomes
-
+def read_outcomes(args: argparse.Namespace) -> tuple[pd.DataFrame, dict, list[str]]:
+    """One row per (system, task, run) with its final score and spend, what the reader counted, and the
+    systems in the order of the RUNs."""
     runs = list(args.runs)
-    if len(runs) < 2 and not args.by:
-        raise ValueError("compare needs two RUNs (e.g. `evalkit compare runs/a runs/b`), or one RUN holding several "
-                         "systems split with --by COLUMN (e.g. --by system, --by epoch).")
-    meta = tuple(c for c in (args.cluster, args.by) if c and c not in ("system", "input", "epoch"))
-    traces = read_log_inputs(args, runs, metadata=meta)
-    by = args.by or "input"
-    if by not in traces.columns:
-        extra = [c for c in traces.columns if c not in ("task", "session", "budget", "score", "source", "line")]
-        raise ValueError(f"--by {by!r} names no column of the logs; they have {extra}.")
-    outcomes = session_outcomes(traces, by=[c for c in (by, args.cluster) if c])
-    if outcomes[by].isna().any():
-        n = int(outcomes[by].isna().sum())
-        raise ValueError(f"--by {by!r} is missing for {n} of {len(outcomes)} runs of tasks (no such column or sample "
-                         f"metadata field there); the logs have {[c for c in traces.columns if c != 'input']}.")
-    if args.by:
-        outcomes["system"] = outcomes[by].astype(str)
-    else:
-        outcomes["system"] = outcomes["input"].map(_run_names(runs, args.names))
-    if outcomes["system"].nunique() < 2:
-        raise ValueError(f"The logs hold a single system ({outcomes['system'].iat[0]!r}) after --by {by}; "
-                         "give two RUNs or a --by column with several values.")
-    if args.cluster_regex:
-        if args.cluster:
-            raise ValueError("Give --cluster FIELD or --cluster-regex REGEX, not both.")
-        outcomes["cluster"] = _clusters_from_ids(outcomes["task"], args.cluster_regex)
-    read = {"files": traces.attrs.get("files", {}), "skipped": traces.attrs.get("skipped", []),
-            "unscored": traces.attrs.get("unscored", [])}
-    return outcomes, read
-
-
-def _clusters_from_ids(tasks: pd.Series, regex: str) -> pd.Series:
-    import re
-
-    try:
-        pattern = re.compile(regex)
-    except re.error as exc:
-        raise ValueError(f"--cluster-regex {regex!r} is not a regular expression: {exc}.") from None
-    if pattern.groups < 1:
-        raise ValueError(f"--cluster-regex {regex!r} needs a group: the cluster is the text it captures.")
-    found = tasks.str.extract(pattern, expand=False)
-    import pandas as pd
-
-    found = found.iloc[:, 0] if isinstance(found, pd.DataFrame) else found
-    if found.isna().any():
-        bad = tasks[found.isna()]
-        raise ValueError(f"--cluster-regex {regex!r} matches no cluster in {bad.nunique()} task id(s) "
-                         f"(first: {bad.iat[0]!r}).")
-    return found
+    if not runs:
+        raise ValueError("compare needs RUNs (e.g. `evalkit compare runs/a runs/b`), or --plan for a power table.")
+    outcomes, read, order = read_runs(args, runs, by=args.by, cluster=args.cluster)
+    return outcomes, read, order
 
 
 def _natural(name: str) -> tuple[int, float, str]:
@@ -181,13 +119,11 @@ def _natural(name: str) -> tuple[int, float, str]:
         return (1, 0.0, name)
 
 
-def _order(outcomes: pd.DataFrame, args: argparse.Namespace) -> list[tuple[str, str]] | None:
+def _order(order: list[str], args: argparse.Namespace) -> list[tuple[str, str]] | None:
+    """(candidate, baseline) pairs: each later system minus each earlier one."""
     if args.baseline is not None:
         return None
-    if args.by:
-        names = sorted(dict.fromkeys(outcomes["system"]), key=_natural)
-    else:  # the order of the RUNs on the command line
-        names = list(dict.fromkeys(_run_names(list(args.runs), args.names).values()))
+    names = sorted(order, key=_natural) if args.by else order
     return [(names[j], names[i]) for i in range(len(names)) for j in range(i + 1, len(names))]
 
 
@@ -206,23 +142,25 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.report.compare import COMPARE_SECTIONS, compare_scores
 
     check_out_path(args.out, force=args.force)
-    outcomes, read = read_outcomes(args)
+    outcomes, read, order = read_outcomes(args)
+    cluster = apply_cluster(args, outcomes)
+    single = outcomes["system"].nunique() < 2
     if args.pass_threshold is None and not outcomes["score"].isin([0.0, 1.0]).all():
         warnings.warn("Some scores are not 0/1, so the reliability section (pass@k, pass^k, flaky tasks) is "
                       "skipped; pass --pass-threshold T to count a score >= T as a pass.", UserWarning, stacklevel=2)
     params = {
-        "outcomes": outcomes, "read": read, "cluster": "cluster" if args.cluster_regex else args.cluster,
-        "test": args.test, "pairs": _order(outcomes, args),
+        "outcomes": outcomes, "read": read, "cluster": cluster, "system_order": order,
+        "test": args.test, "pairs": _order(order, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
         "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k") or ()] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
     }
-    with cli_remedies():  # bad --score-bounds / --human input: exit 2 with the remedy, never a traceback
-        extra = _anytime_params(args, outcomes, params)
+    with cli_remedies(args._options):  # bad --score-bounds / --human input too: exit 2 with the remedy
+        extra = _anytime_params(args, outcomes, params, order)
         if args.baseline is not None and args.baseline not in set(outcomes["system"]):
             raise ValueError(f"--baseline {args.baseline!r} is not one of the systems {sorted(set(outcomes['system']))}.")
         if args.baseline is not None:
-            names = sorted(set(outcomes["system"]) - {args.baseline})
+            names = [s for s in order if s != args.baseline]
             params["pairs"] = [(s, args.baseline) for s in names]
         spec = ReportSpec(
             scores=compare_scores(outcomes), title=args.title, rng=args.rng, alpha=args.alpha,
@@ -231,26 +169,42 @@ def run(args: argparse.Namespace) -> int:
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
         args.ui.close_bar()
-    import pandas as pd
-
-    csv = out / "tables" / "run_comparisons.csv"
-    table = pd.read_csv(csv, keep_default_na=False, na_values=[""]) if csv.exists() else None
-    if table is not None:
-        cols = [c for c in ("a", "b", "n_tasks", "mean_a", "mean_b", "diff", "se", "ci_low", "ci_high", "test",
-                            "pvalue", "pvalue_adjusted") if c in table.columns]
-        # the CSV's names are neutralised against spreadsheet formulas ('=cmd); the terminal shows them as they are
-        from evalkit._escape import neutralize_cell
-
-        shown = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
-        table[["a", "b"]] = table[["a", "b"]].astype(str).replace(shown)
-        args.ui.result(table[cols])
+    _print(args, out, outcomes, read, order, cluster, single)
     _print_anytime(args, out)
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
     return 0
 
 
-def _anytime_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: dict) -> list:
+def _print(args: argparse.Namespace, out: Path, outcomes: pd.DataFrame, read: dict, order: list[str],
+           cluster: str | None, single: bool) -> None:
+    """stdout: the pair table (candidate − baseline) and each system alone with its spend; one system: its score."""
+    if single:
+        print_scores(args, outcomes, read, order, cluster=cluster, title="one system: its score (nothing to pair with)")
+        return
+    import pandas as pd
+
+    csv = out / "tables" / "run_comparisons.csv"
+    table = pd.read_csv(csv, keep_default_na=False, na_values=[""]) if csv.exists() else None
+    if table is not None:
+        from evalkit.cli._runs import DIFF_LABEL
+
+        cols = [c for c in ("baseline", "candidate", "n_tasks", "mean_baseline", "mean_candidate", DIFF_LABEL, "se",
+                            "ci_low", "ci_high", "test", "pvalue", "pvalue_adjusted") if c in table.columns]
+        # the CSV's names are neutralised against spreadsheet formulas ('=cmd); the terminal shows them as they are
+        from evalkit._escape import neutralize_cell
+
+        names = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
+        table[["baseline", "candidate"]] = table[["baseline", "candidate"]].astype(str).replace(names)
+        print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone",
+                     before=("paired over shared tasks: candidate − baseline", table[cols]))
+        return
+    print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone")
+
+
+def _anytime_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: dict, order: list[str]) -> list:
     """The sections and parameters of --sequential, --human and the verdict flips (repeated runs)."""
+    import pandas as pd
+
     from evalkit.report.anytime import flips_section, sequential_section
 
     extra: list = [flips_section]
@@ -258,8 +212,7 @@ def _anytime_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: di
     if args.baseline is not None:  # (baseline, candidate): differences are candidate - baseline (second - first)
         anytime_pairs = [(args.baseline, s) for s in systems if s != args.baseline]
     else:
-        ordered = (sorted(systems, key=_natural) if args.by else
-                   list(dict.fromkeys(_run_names(list(args.runs), args.names).values())))
+        ordered = sorted(systems, key=_natural) if args.by else [s for s in order if s in systems]
         anytime_pairs = [(ordered[i], ordered[j]) for i in range(len(ordered)) for j in range(i + 1, len(ordered))]
     params["anytime_pairs"] = anytime_pairs
     if args.sequential:
@@ -296,6 +249,8 @@ def _print_anytime(args: argparse.Namespace, out: Path) -> None:
     """The --sequential sentence(s) on stderr (they are also in the report)."""
     if not args.sequential:
         return
+    import pandas as pd
+
     csv = out / "tables" / "sequential.csv"
     if csv.exists():
         t = pd.read_csv(csv)

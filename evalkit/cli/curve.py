@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit._errors import list_ids
 from evalkit.cli._common import add_common
 from evalkit.cli._flags import add_n_resamples, add_rng
 from evalkit.cli._logs import (
@@ -21,7 +22,7 @@ from evalkit.cli._logs import (
 if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
     import pandas as pd
 
-__all__ = ["register", "run", "read_sessions", "name_systems"]
+__all__ = ["register", "run", "read_sessions", "name_systems", "require_budgets"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,14 +77,27 @@ def read_sessions(args: argparse.Namespace, paths: list[str], *, by: str = "syst
     mapping = parse_mapping(args.map, "--map")
     if getattr(args, "logs", False) or looks_like_logs(paths, mapping):
         traces = read_log_inputs(args, paths, metadata=(by,) if by not in ("system", "input") else ())
-        if traces.attrs.get("files", {}).get("lm_eval") and not traces["budget"].gt(0).any():
-            raise ValueError("lm-evaluation-harness samples record no budget (tokens, cost or time), so there is no "
-                             "Elo per budget to draw; compare their runs with `evalkit compare` instead.")
+        require_budgets(traces, args.budget_unit)
         return name_systems(traces, by, paths)
     with cli_remedies():
         return read_traces(paths[0], columns=mapping or None,
                            missing_score="drop" if args.drop_unscored else "raise",
                            order="sort" if args.sort_budgets else "check")
+
+
+def require_budgets(traces: pd.DataFrame, unit: str) -> None:
+    """An Elo-per-budget curve needs every submission's budget: say which logs lack it and what works."""
+    missing = traces["budget"].isna()
+    if not missing.any():
+        return
+    files = sorted(set(traces.loc[missing, "source"].astype(str))) if "source" in traces else []
+    kinds = {k for k in (traces.attrs.get("files") or {}) if k in ("lm_eval", "swe_bench", "mt_bench_single", "table")}
+    why = (" (lm-eval, SWE-bench verdicts, MT-bench judgments and outcome tables record no budget)" if kinds else "")
+    raise ValueError(
+        f"{int(missing.sum())} of {len(traces)} submissions have no {unit!r} budget{why}: "
+        f"{list_ids(files, limit=5)}. An Elo-per-budget curve needs one; pass --budget-unit with a unit these logs "
+        "record (tokens, tokens_total, cost, time), or score and compare the runs with `evalkit score` or "
+        "`evalkit compare`, which need no budget.")
 
 
 def name_systems(traces: pd.DataFrame, by: str, paths: list[str]) -> pd.DataFrame:
@@ -121,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
             f"{traces['task'].nunique()} tasks, "
             f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions")
     budgets = parse_floats(args.budgets, "--budgets")
-    with cli_remedies(), ui.step(f"bootstrap ({args.n_resamples} replicates)"):
+    given = ["--missing lose"] if args.missing == "lose" else []
+    with cli_remedies(given=given), ui.step(f"bootstrap ({args.n_resamples} replicates)"):
         res = elo_curves(
             traces[["system", "task", "session", "budget", "score"]], mode=args.mode, grid=args.grid,
             budgets=budgets, start=args.start, stop=args.stop,

@@ -88,6 +88,9 @@ def run(args: argparse.Namespace) -> int:
         from evalkit._output import check_out_path
 
         check_out_path(args.out, force=args.force)
+    from evalkit.cli._runs import not_a_judgment_log
+
+    not_a_judgment_log([p for p in args.path if p != "-"], "rate")
     # stdin spooled, for every reader (aggregate_comparisons takes encoding= like read_comparisons)
     args.path = [inputs.path(p, reader=aggregate_comparisons) for p in args.path]
     source = args.path[0] if len(args.path) == 1 else args.path

@@ -99,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
     check_out_path(args.out, force=args.force)
     comparisons = None
     if args.comparisons:
+        from evalkit.cli._runs import not_a_judgment_log
+
+        not_a_judgment_log([p for p in args.comparisons if p != "-"], "report")
         paths = [inputs.path(p, reader=read_comparisons) for p in args.comparisons]
         comparisons = paths[0] if len(paths) == 1 else paths
         if inputs.kwargs(read_comparisons):  # a reader taking encoding=: read here, hand over the result
@@ -134,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         params["human_source"] = args.human
         extra.append(human_section)
     params["extra_sections"] = extra
-    with cli_remedies():
+    with cli_remedies(given=["--missing lose"] if args.missing == "lose" else []):
         return _write(args, comparisons, traces, curve_options, params)
 
 

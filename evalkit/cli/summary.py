@@ -19,7 +19,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Read pairwise judgments (Chatbot Arena, AlpacaEval, MT-bench, left/right/winner "
             "tables, canonical CSV/JSONL/Parquet), print what was read and dropped, and the "
-            "per-model summary. AlpacaEval data get AlpacaEval's leaderboard columns."
+            "per-model summary. AlpacaEval data get AlpacaEval's leaderboard columns. Harness logs "
+            "of runs (Inspect, SWE-agent/mini-swe-agent with verdicts, SWE-bench verdict files, lm-eval, "
+            "MT-bench single-answer) get the single-run scores of `evalkit score` instead."
         ),
     )
     p.add_argument("path", nargs="+", help="file(s) or a directory of judgment logs; - reads stdin")
@@ -46,6 +48,8 @@ def run(args: argparse.Namespace) -> int:
     ui, inputs = args.ui, args.inputs
     if args.out:
         write_file(None, args.out, force=args.force, check_only=True)
+    if "-" not in args.path and _harness(args):
+        return _score_harness_logs(args)
     args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
     source = args.path[0] if len(args.path) == 1 else args.path
     counts, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
@@ -67,6 +71,37 @@ def run(args: argparse.Namespace) -> int:
         path = write_file(table, args.out, force=args.force, raw_csv=args.raw_csv)
         ui.info(f"wrote {path}")
     return 0
+
+
+def _harness(args: argparse.Namespace) -> bool:
+    """Whether the inputs are harness logs of runs (scored as `evalkit score` does), not judgment logs."""
+    from evalkit.cli._runs import is_harness_log
+
+    hits = [p for p in args.path if is_harness_log([p])]
+    if hits and len(hits) < len(args.path):
+        raise ValueError(f"summary got harness logs ({hits[0]}) and judgment logs together; give one kind: "
+                         "`evalkit score` reads harness logs, `evalkit summary` judgment logs.")
+    return bool(hits)
+
+
+def _score_harness_logs(args: argparse.Namespace) -> int:
+    """``summary`` on harness logs: the single-run scores of ``evalkit score`` (one table, no pairing)."""
+    from evalkit.cli.score import score_logs
+
+    defaults: dict[str, object] = {"by": None, "names": None, "cluster": None, "cluster_regex": None, "confidence_level": 0.95,
+                "pass_threshold": None, "budget_unit": "tokens", "resolved": None, "resolved_ids": None, "map": [],
+                "scorer": None, "metric": None, "filter": None, "include_scorer_calls": False}
+    for k, v in defaults.items():
+        if not hasattr(args, k):
+            setattr(args, k, v)
+    args.runs = list(args.path)
+    out, args.out = args.out, None
+    code = score_logs(args)
+    args.out = out
+    if out:
+        raise ValueError("summary --out writes judgment-log summaries; for harness logs use `evalkit score RUN --out "
+                         "FILE` (the table above was printed).")
+    return code
 
 
 def write_file(table, out: str, *, force: bool, raw_csv: bool = False, check_only: bool = False):

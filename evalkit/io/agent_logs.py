@@ -24,49 +24,128 @@ separate SWE-bench report), and a generic JSONL event stream.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from evalkit.io._inspect import inspect_samples, inspect_session
+from evalkit._errors import list_ids
+from evalkit.io._inspect import NAN, inspect_samples, inspect_session
 from evalkit.io._json import read_json
 from evalkit.io.traces import validate_traces
 
 __all__ = [
-    "BUDGET_UNITS", "read_inspect_log", "read_swe_agent_traj", "read_event_stream", "read_agent_logs",
-    "inspect_rows", "swe_agent_rows", "finish_rows",
+    "BUDGET_UNITS", "USAGE_COLUMNS", "FileRows", "read_inspect_log", "read_swe_agent_traj",
+    "read_mini_swe_agent_traj", "read_event_stream", "read_agent_logs", "inspect_rows", "swe_agent_rows",
+    "mini_swe_agent_rows", "finish_rows",
 ]
 
 BUDGET_UNITS: tuple[str, ...] = ("tokens", "tokens_total", "cost", "time")
+#: Per-session totals every reader adds where its log records them (NaN where not).
+USAGE_COLUMNS: tuple[str, ...] = ("tokens", "tokens_total", "cost", "time")
+
+
+class FileRows(NamedTuple):
+    """One log file read: rows (one per submission), unscored sessions, notes for the user (a cancelled
+    run, calls without usage...) and facts about the file (``meta``: the harness's own headline, the
+    run's identity, the model)."""
+
+    rows: list[dict]
+    unscored: list[str]
+    notes: list[str] = []
+    meta: dict = {}
+
+
 def _check_unit(budget: str) -> None:
     if budget not in BUDGET_UNITS:
         raise ValueError(f"budget must be one of {BUDGET_UNITS}; got {budget!r}.")
 
 
+def _inspect_notes(path: Path, header: dict, n_samples: int, no_usage: list[str], errors: list[str]) -> list[str]:
+    """What a reader of this log should know before trusting its scores."""
+    notes = []
+    status = header.get("status") or "success"
+    if status != "success":
+        total = ((header.get("eval") or {}).get("dataset") or {}).get("samples")
+        of = f" of {total}" if isinstance(total, int) else ""
+        err = header.get("error")
+        why = f"; error: {str((err or {}).get('message', err))[:120]}" if err else ""
+        notes.append(f"{path.name}: the run's status is '{status}' ({n_samples}{of} samples logged{why}); its "
+                     "scores are what was logged, not a finished run's result.")
+    if no_usage:
+        notes.append(f"{path.name}: {len(no_usage)} scored sample(s) have model calls without token usage "
+                     f"({list_ids(no_usage, limit=3)}); their token budget is unknown (NaN), not 0.")
+    if errors:
+        notes.append(f"{path.name}: {len(errors)} sample(s) ended with an error ({list_ids(errors, limit=3)}); "
+                     "their scores are what the scorer gave the unfinished sample.")
+    return notes
+
+
+def _reported(header: dict) -> dict[str, dict[str, float]]:
+    """The harness's own headline: ``{scorer: {metric: value}}`` from the log's ``results``."""
+    out: dict[str, dict[str, float]] = {}
+    for sc in (header.get("results") or {}).get("scores") or []:
+        metrics = {k: m.get("value") for k, m in (sc.get("metrics") or {}).items() if isinstance(m, dict)}
+        out[str(sc.get("name"))] = {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+    return out
+
+
 def inspect_rows(
     path: Path, *, budget: str = "tokens", scorer: str | None = None, system: str | None = None,
     include_scorer: bool = False, metadata: tuple[str, ...] = (), session_prefix: str | None = None,
-) -> tuple[list[dict], list[str]]:
-    """Rows (one dict per submission) and unscored session names of one Inspect log, sample by sample."""
-    rows, unscored = [], []
+) -> FileRows:
+    """Rows (one dict per submission), unscored sessions, notes and facts of one Inspect log, sample by sample.
+
+    Every row carries the session's totals (``tokens``, ``tokens_total``, ``cost``, ``time``,
+    ``total_time``; NaN where the log does not record them), the run's ``status`` and the sample's
+    ``error`` (None when it finished).
+    """
+    rows, unscored, no_usage, errors = [], [], [], []
     prefix = path.stem if session_prefix is None else session_prefix
-    for ev, sample in inspect_samples(path):
+    header: dict = {}
+    n_samples = 0
+    usage_keys: set[str] = set()
+    for header, sample in inspect_samples(path):
+        ev = header.get("eval") or {}
+        n_samples += 1
         task = f"{ev.get('task')}/{sample.get('id')}"
         epoch = sample.get("epoch", 1)
         where = f"in sample {sample.get('id')!r} epoch {epoch} of {path.name}"
-        subs, _ = inspect_session(sample, budget, scorer, include_scorer, where)
-        if not subs:
+        read = inspect_session(sample, budget, scorer, include_scorer, where)
+        for u in (sample.get("model_usage") or {}).values():
+            usage_keys.update(u or {})
+        if not read.subs:
             unscored.append(f"{task}#{epoch}")
+        elif read.calls_without_usage:
+            no_usage.append(f"{task}#{epoch}")
+        if read.error:
+            errors.append(f"{task}#{epoch}")
         meta = sample.get("metadata") or {}
         extra = {k: meta.get(k) for k in metadata}
-        for b, s in subs:
+        for b, s in read.subs:
             rows.append({"system": system or ev.get("model"), "task": task, "session": f"{prefix}:{epoch}",
-                         "budget": b, "score": s, "source": path.name, "epoch": epoch, **extra})
-    return rows, unscored
+                         "budget": b, "score": s, "source": path.name, "epoch": epoch, "tokens": read.tokens,
+                         "tokens_total": read.tokens_total, "cost": read.cost, "time": read.time,
+                         "total_time": read.total_time, "status": header.get("status") or "success",
+                         "error": read.error, "model": ev.get("model"), **extra})
+    if not header:
+        header = _header_only(path)
+    ev = header.get("eval") or {}
+    run_key = (ev.get("task_id"), ev.get("run_id"), ev.get("created")) if ev.get("run_id") else None
+    info = {"format": "inspect", "model": ev.get("model"), "task": ev.get("task"), "run_key": run_key,
+            "status": header.get("status") or "success", "reported": _reported(header), "usage_keys": sorted(usage_keys)}
+    return FileRows(rows, unscored, _inspect_notes(path, header, n_samples, no_usage, errors), info)
+
+
+def _header_only(path: Path) -> dict:
+    from evalkit.io._inspect import inspect_header
+
+    return inspect_header(path)
 
 
 def read_inspect_log(
@@ -78,7 +157,7 @@ def read_inspect_log(
     include_scorer: bool = False,
     metadata: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """Read an Inspect AI log (``.json`` or zipped ``.eval``) into a session table.
+    """Read an Inspect AI log (``.json`` or zipped ``.eval``, any version) into a session table.
 
     Parameters
     ----------
@@ -92,7 +171,8 @@ def read_inspect_log(
         System name (default: the eval's model).
     include_scorer : bool
         Count model calls made by scorers (model-graded scoring) in the budget. Default
-        False: the budget is what the agent spent.
+        False: the budget is what the agent spent. Scorer regions are spans (current logs) or
+        ``step`` events (logs written before spans existed).
     metadata : tuple of str
         Sample metadata fields to copy into columns of the same name (e.g. a task family to
         cluster on); absent fields are missing values.
@@ -102,27 +182,39 @@ def read_inspect_log(
     pandas.DataFrame
         One row per submission: intermediate score events at the budget spent so far, and
         the final score at the budget spent by the end. ``task`` is ``<eval task>/<sample
-        id>``, ``session`` is ``<file stem>:<epoch>``; an ``epoch`` column follows the
-        canonical ones. Samples are read one at a time (a ``.eval`` zip is never loaded whole).
+        id>``, ``session`` is ``<file stem>:<epoch>``; then ``epoch``, the session totals
+        ``tokens, tokens_total, cost, time, total_time``, ``status`` (the run's) and ``error``
+        (the sample's). A run that did not end in ``success`` and a scored sample whose model
+        calls lack usage are warned about; samples are read one at a time.
+
+    Raises
+    ------
+    ValueError
+        For a unit the log does not record at all (naming what its usage has), or a log with
+        no scored sample.
     """
     _check_unit(budget)
     path = Path(path)
     if not path.exists():
         raise ValueError(f"No such file: {str(path)!r}.")
-    rows, unscored = inspect_rows(path, budget=budget, scorer=scorer, system=system,
-                                  include_scorer=include_scorer, metadata=tuple(metadata))
-    return finish_rows(rows, unscored, path.name)
+    got = inspect_rows(path, budget=budget, scorer=scorer, system=system, include_scorer=include_scorer,
+                       metadata=tuple(metadata))
+    if got.rows and budget == "cost" and all(math.isnan(r["budget"]) for r in got.rows):
+        raise ValueError(f"The log records no cost in {path.name}; its usage has {got.meta['usage_keys']}. "
+                         "Use budget='tokens', 'tokens_total' or 'time'.")
+    for note in got.notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    return finish_rows(got.rows, got.unscored, path.name)
 
 
 def finish_rows(rows: list[dict], unscored: list[str], source: str) -> pd.DataFrame:
     """Validate reader rows as a session table, warning once about (and counting) unscored sessions."""
     if unscored:
-        shown = ", ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
-        warnings.warn(f"{len(unscored)} session(s) in {source} have no scored submission and are left out ({shown}).",
-                      UserWarning, stacklevel=3)
+        warnings.warn(f"{len(unscored)} session(s) in {source} have no scored submission and are left out "
+                      f"({list_ids(unscored, limit=3)}).", UserWarning, stacklevel=3)
     if not rows:
         raise ValueError(f"{source} has no scored submission.")
-    return validate_traces(pd.DataFrame.from_records(rows), source=source)
+    return validate_traces(pd.DataFrame.from_records(rows), source=source, budget_required=False)
 
 
 def read_swe_agent_traj(
@@ -149,49 +241,119 @@ def read_swe_agent_traj(
     session : str
         Session id (default ``"0"``).
     """
-    _check_unit(budget)
-    path = Path(path)
-    if not path.exists():
-        raise ValueError(f"No such file: {str(path)!r}.")
-    rows, unscored = swe_agent_rows(path, budget=budget, resolved=resolved, system=system, session=session)
-    if unscored:
-        raise ValueError(f"resolved has no entry for instance {unscored[0]!r} ({path.name}).")
-    return finish_rows(rows, [], path.name)
+    got, path = _one_trajectory(swe_agent_rows, path, budget=budget, resolved=resolved, system=system,
+                                session=session)
+    if budget not in ("tokens", "cost"):
+        raise ValueError(f"SWE-agent's model_stats record no {budget!r} (it has {got.meta['stats_keys']}); "
+                         "use budget='tokens' or 'cost'.")
+    return finish_rows(got.rows, [], path.name)
 
 
-def swe_agent_rows(
-    path: Path, *, budget: str = "tokens", resolved: bool | float | Mapping[str, bool] | None = None,
-    system: str | None = None, session: str = "0",
-) -> tuple[list[dict], list[str]]:
-    """The one submission of a ``.traj`` file; an instance the ``resolved`` mapping lacks is unscored."""
-    traj = read_json(path, "a SWE-agent trajectory")
-    stats = (traj.get("info") or {}).get("model_stats") if isinstance(traj, dict) else None
-    if not stats:
-        raise ValueError(f"{path.name} has no info.model_stats; is it a SWE-agent trajectory?")
-    if budget == "tokens":
-        spent = float(stats["tokens_sent"]) + float(stats["tokens_received"])
-    elif budget == "cost":
-        spent = float(stats.get("instance_cost", stats.get("total_cost")))
-    else:
-        raise ValueError(
-            f"SWE-agent's model_stats record no {budget!r} (it has {sorted(stats)}); use budget='tokens' or 'cost'."
-        )
-    instance = path.stem
+def _verdict(instance: str, resolved: bool | float | Mapping[str, bool] | None, path: Path) -> float | None:
+    """The score of ``instance``: a value for all, or its entry in a verdict mapping (None when absent)."""
     if resolved is None:
         raise ValueError(
             f"{path.name} carries no score: SWE-agent's result (resolved or not) lives in the "
             "SWE-bench report. Pass resolved=True/False or a mapping instance id -> resolved."
         )
-    value: bool | float
     if isinstance(resolved, Mapping):
-        if instance not in resolved:
-            return [], [instance]
-        value = resolved[instance]
-    else:
-        value = resolved
+        if instance in resolved:
+            return float(resolved[instance])
+        default = getattr(resolved, "default", None)
+        return None if default is None else float(default)
+    return float(resolved)
+
+
+def swe_agent_rows(
+    path: Path, *, budget: str = "tokens", resolved: bool | float | Mapping[str, bool] | None = None,
+    system: str | None = None, session: str = "0",
+) -> FileRows:
+    """The one submission of a ``.traj`` file; an instance the ``resolved`` mapping lacks is unscored."""
+    traj = read_json(path, "a SWE-agent trajectory")
+    info = (traj.get("info") or {}) if isinstance(traj, dict) else {}
+    stats = info.get("model_stats")
+    if not stats:
+        raise ValueError(f"{path.name} has no info.model_stats; is it a SWE-agent trajectory?")
+    usage = {"tokens": float(stats.get("tokens_sent", NAN)) + float(stats.get("tokens_received", NAN)),
+             "tokens_total": NAN, "cost": float(stats.get("instance_cost", stats.get("total_cost", NAN))),
+             "time": NAN}
+    instance = path.stem
+    value = _verdict(instance, resolved, path)
+    meta = {"format": "swe_agent", "model": None, "stats_keys": sorted(stats)}
+    if value is None:
+        return FileRows([], [instance], [], meta)
     name = system or path.parent.name
-    return [{"system": name, "task": instance, "session": session, "budget": spent, "score": float(value),
-             "source": path.name}], []
+    return FileRows([{"system": name, "task": instance, "session": session, "budget": usage[budget],
+                      "score": value, "source": path.name, **usage, "api_calls": stats.get("api_calls"),
+                      "status": info.get("exit_status")}], [], [], meta)
+
+
+def _mini_usage(traj: Mapping) -> tuple[float, float]:
+    """Tokens (prompt + completion) and every token, summed over the model responses a mini-swe-agent
+    trajectory keeps in ``messages[].extra.response.usage`` (NaN when a response lacks usage)."""
+    tokens = total = 0.0
+    for m in traj.get("messages") or []:
+        resp = ((m.get("extra") or {}).get("response") or {}) if isinstance(m, Mapping) else {}
+        if not resp:
+            continue
+        usage = resp.get("usage")
+        if not usage:
+            return NAN, NAN
+        tokens += float(usage.get("prompt_tokens") or 0) + float(usage.get("completion_tokens") or 0)
+        total += float(usage.get("total_tokens") or 0)
+    return tokens, total
+
+
+def mini_swe_agent_rows(
+    path: Path, *, budget: str = "tokens", resolved: bool | float | Mapping[str, bool] | None = None,
+    system: str | None = None, session: str = "0",
+) -> FileRows:
+    """The one submission of a mini-swe-agent ``*.traj.json`` (``trajectory_format: mini-swe-agent-*``).
+
+    Cost and API calls come from ``info.model_stats`` (``instance_cost``, ``api_calls``), tokens
+    from the per-response usage the trajectory keeps; the model from ``info.config.model.model_name``;
+    ``exit_status`` becomes ``status``. The score, as for SWE-agent, comes from a SWE-bench verdict.
+    """
+    traj = read_json(path, "a mini-swe-agent trajectory")
+    if not isinstance(traj, dict) or not str(traj.get("trajectory_format", "")).startswith("mini-swe-agent"):
+        raise ValueError(f"{path.name} is not a mini-swe-agent trajectory (no trajectory_format "
+                         "'mini-swe-agent-*').")
+    info = traj.get("info") or {}
+    stats = info.get("model_stats") or {}
+    model = ((info.get("config") or {}).get("model") or {}).get("model_name")
+    tokens, total = _mini_usage(traj)
+    usage = {"tokens": tokens, "tokens_total": total, "cost": float(stats.get("instance_cost", NAN)), "time": NAN}
+    instance = str(traj.get("instance_id") or path.name.removesuffix(".traj.json"))
+    value = _verdict(instance, resolved, path)
+    meta = {"format": "mini_swe_agent", "model": model}
+    if value is None:
+        return FileRows([], [instance], [], meta)
+    name = system or model or path.parent.name
+    return FileRows([{"system": name, "task": instance, "session": session, "budget": usage[budget],
+                      "score": value, "source": path.name, **usage, "api_calls": stats.get("api_calls"),
+                      "status": info.get("exit_status"), "model": model}], [], [], meta)
+
+
+def read_mini_swe_agent_traj(
+    path: str | os.PathLike[str], *, budget: str = "tokens",
+    resolved: bool | float | Mapping[str, bool] | None = None, system: str | None = None, session: str = "0",
+) -> pd.DataFrame:
+    """Read one mini-swe-agent trajectory (``*.traj.json``); see :func:`mini_swe_agent_rows`."""
+    got, path = _one_trajectory(mini_swe_agent_rows, path, budget=budget, resolved=resolved, system=system,
+                                session=session)
+    return finish_rows(got.rows, [], path.name)
+
+
+def _one_trajectory(reader: Any, path: str | os.PathLike[str], *, budget: str, **kwargs: Any) -> tuple[FileRows, Path]:
+    """One trajectory read by ``reader``; an instance its verdicts lack is an error (one file, named)."""
+    _check_unit(budget)
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"No such file: {str(p)!r}.")
+    got = reader(p, budget=budget, **kwargs)
+    if got.unscored:
+        raise ValueError(f"resolved has no entry for instance {got.unscored[0]!r} ({p.name}).")
+    return got, p
 
 
 _EVENT_ALIASES = {
@@ -206,6 +368,7 @@ def read_event_stream(
     budget: str = "tokens",
     columns: Mapping[str, str] | None = None,
     keep: tuple[str, ...] = (),
+    strict: bool = True,
 ) -> pd.DataFrame:
     """Read a generic JSONL event stream: per-event usage, optional scored submissions.
 
@@ -215,6 +378,8 @@ def read_event_stream(
     ``total_tokens``, ``cost``, ``time`` (seconds, or ISO-8601 timestamps) and ``score``.
     The budget of a submission (an event with a score) is the session's cumulative usage
     up to and including that event; for ``"time"``, seconds since the session's first event.
+    Every row also carries the cumulative ``tokens``, ``tokens_total``, ``cost`` and ``time``
+    the stream records (NaN for what it does not).
 
     Parameters
     ----------
@@ -224,14 +389,28 @@ def read_event_stream(
         Canonical name -> your field name (e.g. ``{"session": "run_id", "score": "reward"}``).
     keep : tuple of str
         Further fields to carry into the table (e.g. a task family to cluster on).
+    strict : bool
+        Raise when the stream does not record the ``budget`` unit (default); False leaves the
+        budget missing (NaN), for analyses that do not use it (``evalkit compare``).
     """
     _check_unit(budget)
     ev, source = _load_events(path, columns)
-    amount = _event_amount(ev, budget, source)
-    ev["budget"] = amount.groupby(_session_key(ev)).cumsum() if budget != "time" else amount
+    key = _session_key(ev)
+    for unit in BUDGET_UNITS:
+        try:
+            amount = _event_amount(ev, unit, source)
+        except ValueError:
+            if strict and unit == budget:
+                raise
+            ev[f"_{unit}"] = np.nan
+            continue
+        ev[f"_{unit}"] = amount.groupby(key).cumsum() if unit != "time" else amount
+    ev["budget"] = ev[f"_{budget}"]
     scored = pd.to_numeric(ev["score"], errors="coerce").notna()
     extra = [c for c in keep if c in ev.columns and c not in ("system", "task", "session", "budget", "score")]
-    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line", *extra]]
+    out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line", *extra,
+                          *(f"_{u}" for u in USAGE_COLUMNS)]]
+    out = out.rename(columns={f"_{u}": u for u in USAGE_COLUMNS})
     return finish_rows(out.assign(source=source).to_dict("records"), _unscored_sessions(ev, scored), source)
 
 

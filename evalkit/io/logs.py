@@ -1,25 +1,36 @@
-"""Harness logs in bulk: files, folders and globs of Inspect, SWE-agent, lm-eval and JSONL event logs.
+"""Harness logs in bulk: files, folders and globs of every harness log evalkit reads.
 
 :func:`read_logs` expands each input (a file, a folder searched recursively, or a glob such
 as ``runs/**/*.eval``), recognises every file's format from its name and first bytes, and
 reads the files **one at a time** (:func:`iter_log_rows` is a generator; a ``.eval`` zip is
 read sample by sample), so 10,000 logs cost the memory of their rows, not of their
 transcripts. The result is one session table (:mod:`evalkit.io.traces`) with the extra
-columns ``input`` (which argument the row came from) and, for Inspect, ``epoch``.
+columns ``input`` (which argument the row came from), the session totals ``tokens``,
+``tokens_total``, ``cost`` and ``time`` (NaN where a log does not record them), and, where
+the log has them, ``epoch``, ``status``, ``error``, ``model``, ``filter``, ``api_calls``.
 
-=============  ===================================================================================
-format         files
-=============  ===================================================================================
-``inspect``    ``*.eval`` (zip) and ``*.json`` Inspect AI logs
-``swe_agent``  ``*.traj`` SWE-agent trajectories; the score comes from ``resolved=`` (a SWE-bench
-               report read with :func:`evalkit.io.swe_bench.read_swe_bench_report`),
-               ``resolved_ids=``, or a SWE-bench report inside the folder given as input
-``lm_eval``    ``samples_*.jsonl`` of lm-evaluation-harness (budget 0: it records no usage)
-``events``     any other ``*.jsonl``: a generic event stream (``columns=`` maps its fields)
-=============  ===================================================================================
+===================  ==============================================================================
+format               files
+===================  ==============================================================================
+``inspect``          ``*.eval`` (zip) and ``*.json`` Inspect AI logs, every version since 0.3.4x
+``swe_agent``        ``*.traj`` SWE-agent trajectories; the score comes from ``resolved=``,
+                     ``resolved_ids=``, or a SWE-bench verdict file inside the folder given as input
+``mini_swe_agent``   ``*.traj.json`` (``trajectory_format: mini-swe-agent-*``), scored the same way
+``swe_bench``        SWE-bench verdict files read on their own (no trajectory beside them): every
+                     shape of :mod:`evalkit.io.swe_bench`; one outcome per instance, no budget
+``lm_eval``          ``samples_*.jsonl`` of lm-evaluation-harness, each paired with the
+                     ``results_<date>.json`` of its own run (no budget: it records no usage)
+``mt_bench_single``  MT-bench single-answer judgments (``gpt-4_single.jsonl``, plain or ``.gz``)
+``table``            an outcome or session table (``system, task[, session], score[, budget]``) in
+                     CSV, TSV, JSONL or Parquet; the budget may be absent
+``events``           any other ``*.jsonl``: a generic event stream (``columns=`` maps its fields)
+===================  ==============================================================================
 
-In a folder, files of no known format (README, CSV, a SWE-bench report...) are skipped and
+In a folder, files of no known format (README, a CSV that is no table...) are skipped and
 counted in the returned frame's ``attrs["skipped"]``; a file named explicitly must be a log.
+A budget unit a log does not record leaves the budget missing (NaN), never 0: the commands
+that need a budget (``curve``, ``report --traces``) say so. An Inspect run written twice, as
+``x.eval`` and as ``x.json`` (``inspect log convert``), is read once.
 """
 
 from __future__ import annotations
@@ -36,19 +47,38 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit._errors import list_ids
 from evalkit._progress import ProgressFn, tick
 from evalkit.io._walk import glob_files, walk_files
-from evalkit.io.agent_logs import _check_unit, inspect_rows, read_event_stream, swe_agent_rows
+from evalkit.io.agent_logs import (
+    USAGE_COLUMNS,
+    FileRows,
+    _check_unit,
+    inspect_rows,
+    mini_swe_agent_rows,
+    read_event_stream,
+    swe_agent_rows,
+)
+from evalkit.io.fastchat import is_mt_bench_single, mt_bench_single_rows
+from evalkit.io.formats import read_head
 from evalkit.io.lm_eval import LM_EVAL_SAMPLES, is_lm_eval_record, lm_eval_rows
-from evalkit.io.swe_bench import read_swe_bench_report
+from evalkit.io.swe_bench import Verdicts, read_swe_bench_report, verdict_system
 from evalkit.io.traces import validate_traces
 
-__all__ = ["LOG_FORMATS", "LogOptions", "expand_paths", "log_format", "iter_log_rows", "read_logs",
-           "session_outcomes"]
+__all__ = ["LOG_FORMATS", "COMPARISON_LOG", "LogOptions", "expand_paths", "log_format", "iter_log_rows",
+           "read_logs", "session_outcomes"]
 
-LOG_FORMATS: tuple[str, ...] = ("inspect", "swe_agent", "lm_eval", "events")
+LOG_FORMATS: tuple[str, ...] = ("inspect", "swe_agent", "mini_swe_agent", "swe_bench", "lm_eval",
+                                "mt_bench_single", "table", "events")
+#: Format name of a pairwise judgment log (Arena, MT-bench pair, AlpacaEval...) found among harness logs.
+COMPARISON_LOG = "comparisons"
 _GLOB_CHARS = set("*?[")
 _INSPECT_JSON = re.compile(rb'^\s*\{\s*"version"\s*:')
+_VERDICT_NAMES = ("report.json", "results.json", "results_summary.json", "eval_results.json")
+_LM_EVAL_RESULTS = re.compile(r"^results_\d{4}-\d{2}-\d{2}T[0-9\-.:]+\.json$")
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "total_tokens", "cost", "time", "tokens")
+_TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".parquet", ".pq")
+_TRAJ = ("swe_agent", "mini_swe_agent")
 
 
 @dataclass(frozen=True)
@@ -67,9 +97,11 @@ class LogOptions:
     resolved_ids : set of str, optional
         SWE-agent: the resolved instance ids; every other trajectory scores 0.
     columns : mapping, optional
-        JSONL events: canonical name -> field name.
+        JSONL events and tables: canonical name -> field name.
     metric : str, optional
         lm-eval metric of the score.
+    filter : str, optional
+        lm-eval filter of the score when a task logs several.
     metadata : tuple of str
         Sample metadata (Inspect), ``doc`` fields (lm-eval) or event fields to keep as columns.
     """
@@ -81,6 +113,7 @@ class LogOptions:
     resolved_ids: frozenset[str] | None = None
     columns: Mapping[str, str] | None = None
     metric: str | None = None
+    filter: str | None = None
     metadata: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -116,12 +149,79 @@ def expand_paths(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str
 
 
 def _head(path: Path, n: int = 4096) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read(n)
+    return read_head(path, n)
+
+
+def _first_record(path: Path) -> object:
+    first = next((ln for ln in _head(path, 1 << 16).splitlines() if ln.strip()), b"")
+    if first.count(b"[") + first.count(b"{") > 64:  # deeply nested: the bounded reader says what is wrong
+        return None
+    try:
+        return json.loads(first)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None  # a long first line cut by the head: let the reader say what is wrong
+
+
+def _json_format(path: Path) -> str | None:
+    head = _head(path, 1 << 16)
+    if _INSPECT_JSON.match(head) and b'"eval"' in head[:4096]:
+        # an Inspect JSON log opens with its "version" key; Inspect's folder index logs.json (file -> header) does not
+        return "inspect"
+    if b'"trajectory_format"' in head and b"mini-swe-agent" in head:
+        return "mini_swe_agent"
+    if _LM_EVAL_RESULTS.match(path.name):
+        return "lm_eval_results"
+    if path.name in _VERDICT_NAMES or b'"resolved_ids"' in head:
+        return "swe_bench"
+    return None
+
+
+def _table_format(path: Path) -> str | None:
+    """``table`` for a CSV/Parquet with ``system`` and ``score`` columns, ``comparisons`` for a judgment log."""
+    from evalkit.io.formats import FORMATS
+
+    head = _head(path, 1 << 16)
+    if head.startswith(b"PAR1"):
+        try:
+            import pyarrow.parquet as pq
+
+            names = pq.read_schema(path).names
+        except Exception:  # noqa: BLE001 - unreadable: let the reader say why
+            return None
+    else:
+        line = head.decode("utf-8-sig", errors="replace").split("\n", 1)[0]
+        sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
+        names = [c.strip().strip('"') for c in line.split(sep)]
+    if "system" in names and "score" in names:
+        return "table"
+    if any(all(any(a in names for a in spec.split("|")) for spec in need)
+           for name, need in FORMATS.items() if name != "columns"):
+        return COMPARISON_LOG
+    return None
+
+
+def _jsonl_format(path: Path) -> str | None:
+    if LM_EVAL_SAMPLES.match(path.name):
+        return "lm_eval"
+    rec = _first_record(path)
+    if rec is None:
+        return "events"
+    if is_lm_eval_record(rec):
+        return "lm_eval"
+    if is_mt_bench_single(rec):
+        return "mt_bench_single"
+    if isinstance(rec, dict) and ({"model_1", "g1_winner"} <= rec.keys() or {"model_a", "winner"} <= rec.keys()
+                                  or {"generator_1", "preference"} <= rec.keys()):
+        return COMPARISON_LOG
+    if isinstance(rec, dict) and "system" in rec and "score" in rec and not any(k in rec for k in _USAGE_FIELDS):
+        return "table"
+    return "events"
 
 
 def log_format(path: Path) -> str | None:
-    """The log format of ``path`` (one of :data:`LOG_FORMATS`), or None when it is none of them."""
+    """The log format of ``path`` (one of :data:`LOG_FORMATS`, ``"comparisons"`` for a pairwise judgment
+    log, ``"lm_eval_results"`` for an lm-eval ``results_*.json``), or None when it is none of them."""
+    name = path.name.lower()
     suffix = path.suffix.lower()
     if suffix == ".eval":
         if not zipfile.is_zipfile(path):  # truncated, random or renamed: say so, never skip it silently
@@ -129,24 +229,21 @@ def log_format(path: Path) -> str | None:
                              f"starts with {_head(path, 8)!r}; a truncated download or another file renamed). "
                              "Re-copy the log, or move the file out of the folder.")
         return "inspect"
+    if name.endswith(".traj.json"):
+        return "mini_swe_agent"
     if suffix == ".traj":
-        return "swe_agent"
+        return "swe_agent"  # a renamed mini-swe-agent trajectory is recognised when read
     if suffix == ".json":
         head = _head(path)
         if head.lstrip()[:1] not in (b"{", b"["):
             raise ValueError(f"{path} is named like a JSON file but does not hold JSON (it starts with {head[:8]!r}). "
                              "Fix or rename it, or move it out of the folder.")
-        # an Inspect JSON log opens with its "version" key; Inspect's folder index logs.json (file -> header) does not
-        return "inspect" if _INSPECT_JSON.match(head) and b'"eval"' in head else None
-    if suffix in (".jsonl", ".ndjson"):
-        if LM_EVAL_SAMPLES.match(path.name):
-            return "lm_eval"
-        first = next((ln for ln in _head(path, 1 << 16).splitlines() if ln.strip()), b"")
-        try:
-            rec = json.loads(first) if first.count(b"[") + first.count(b"{") <= 64 else None
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-            return "events"  # a long first line cut by the head: let the reader say what is wrong
-        return "lm_eval" if is_lm_eval_record(rec) else "events"
+        return _json_format(path)
+    plain = name.removesuffix(".gz")
+    if plain.endswith((".jsonl", ".ndjson")):
+        return _jsonl_format(path)
+    if plain.endswith(_TABLE_SUFFIXES):
+        return _table_format(path)
     return None
 
 
@@ -155,39 +252,113 @@ def _session_prefix(path: Path) -> str:
     return path.with_suffix("").as_posix()
 
 
-def _report_in(spec: str, cache: dict[str, Mapping[str, bool] | None]) -> Mapping[str, bool] | None:
-    """A SWE-bench report inside the folder ``spec`` (the run report beside the trajectories), if any."""
-    if spec not in cache:
-        cache[spec] = None
-        base = Path(spec)
-        if base.is_dir():
-            for f in (x for x in walk_files(base) if x.suffix == ".json"):
-                head = _head(f, 1 << 16)
-                if b'"resolved_ids"' in head or (f.name == "report.json" and b'"resolved"' in head):
-                    found = dict(read_swe_bench_report(f))
-                    cache[spec] = {**(cache[spec] or {}), **found}
-    return cache[spec]
+@dataclass
+class _ReadState:
+    """What reading one batch of inputs accumulates across files."""
+
+    verdicts: dict[str, Verdicts | None] = field(default_factory=dict)
+    runs: dict[tuple, str] = field(default_factory=dict)
+    prefixes: set[str] = field(default_factory=set)
+    traj_specs: set[str] = field(default_factory=set)
 
 
-def _file_rows(fmt: str, spec: str, path: Path, opts: LogOptions,
-               reports: dict[str, Mapping[str, bool] | None]) -> tuple[list[dict], list[str]]:
+def _verdicts_in(spec: str, files: Sequence[tuple[str, Path, bool]], state: _ReadState) -> Verdicts | None:
+    """Every SWE-bench verdict file among the files of the input ``spec``, merged (cached)."""
+    if spec not in state.verdicts:
+        merged: Verdicts | None = None
+        for s, f, _ in files:
+            if s != spec or log_format(f) != "swe_bench":
+                continue
+            try:
+                found = read_swe_bench_report(f)
+            except ValueError:
+                continue  # a results.json of something else: not a verdict
+            if merged is None:
+                merged = Verdicts(shape=found.shape, default=found.default)
+            merged.update(found)
+            merged.default = merged.default if found.default is None else found.default
+        state.verdicts[spec] = merged
+    return state.verdicts[spec]
+
+
+def _verdict_rows(path: Path) -> FileRows:
+    """A verdict file read on its own: one outcome per instance it lists."""
+    v = read_swe_bench_report(path)
+    system = verdict_system(path, v)
+    rows = [{"system": system, "task": i, "session": "1", "budget": float("nan"), "score": float(r),
+             "source": path.name} for i, r in v.items()]
+    return FileRows(rows, [], [], {"format": "swe_bench", "model": system, "shape": v.shape, "reported": v.reported})
+
+
+def _traj_rows(fmt: str, spec: str, path: Path, opts: LogOptions, files: Sequence[tuple[str, Path, bool]],
+               state: _ReadState) -> FileRows:
+    resolved: Mapping[str, bool] | bool | None = opts.resolved
+    instance = path.name.removesuffix(".traj.json").removesuffix(".traj")
+    if opts.resolved_ids is not None:
+        resolved = {instance: instance in opts.resolved_ids}
+    elif resolved is None:
+        resolved = _verdicts_in(spec, files, state)
+    if fmt == "swe_agent" and b"mini-swe-agent" in _head(path, 1 << 20):
+        fmt = "mini_swe_agent"  # a mini-swe-agent trajectory renamed to .traj
+    reader = mini_swe_agent_rows if fmt == "mini_swe_agent" else swe_agent_rows
+    return reader(path, budget=opts.budget, resolved=resolved, session=path.parent.as_posix())
+
+
+def _inspect_file(spec: str, path: Path, opts: LogOptions, state: _ReadState) -> FileRows | str:
+    """An Inspect log's rows, or the note that it repeats a run already read in another format."""
+    prefix = _session_prefix(path)
+    if prefix in state.prefixes:
+        prefix = path.as_posix()
+    got = inspect_rows(path, budget=opts.budget, scorer=opts.scorer, include_scorer=opts.include_scorer,
+                       metadata=opts.metadata, session_prefix=prefix)
+    key = got.meta.get("run_key")
+    if key is not None:
+        seen = state.runs.get(key)
+        if seen is not None and Path(seen).suffix != path.suffix:
+            return (f"{path.name} is the same Inspect run as {Path(seen).name} (task_id {key[0]}, run_id {key[1]}), "
+                    "written in another format (inspect log convert): read once")
+        if seen is not None:
+            got.notes.append(f"{path.name} repeats the Inspect run of {Path(seen).name} (task_id {key[0]}, run_id "
+                             f"{key[1]}): a copy is read as another run of the same system")
+        state.runs.setdefault(key, str(path))
+    state.prefixes.add(prefix)
+    return got
+
+
+def _file_rows(fmt: str, spec: str, path: Path, opts: LogOptions, files: Sequence[tuple[str, Path, bool]],
+               state: _ReadState) -> FileRows | str:
     if fmt == "inspect":
-        return inspect_rows(path, budget=opts.budget, scorer=opts.scorer, include_scorer=opts.include_scorer,
-                            metadata=opts.metadata, session_prefix=_session_prefix(path))
-    if fmt == "swe_agent":
-        resolved: Mapping[str, bool] | bool | None = opts.resolved
-        if opts.resolved_ids is not None:
-            resolved = {path.stem: path.stem in opts.resolved_ids}
-        elif resolved is None:
-            resolved = _report_in(spec, reports)
-        return swe_agent_rows(path, budget=opts.budget, resolved=resolved, session=path.parent.as_posix())
+        return _inspect_file(spec, path, opts, state)
+    if fmt in _TRAJ:
+        return _traj_rows(fmt, spec, path, opts, files, state)
+    if fmt == "swe_bench":
+        return _verdict_rows(path)
     if fmt == "lm_eval":
-        return lm_eval_rows(path, metric=opts.metric, metadata=opts.metadata)
+        return FileRows(*lm_eval_rows(path, metric=opts.metric, metadata=opts.metadata, filter=opts.filter))
+    if fmt == "mt_bench_single":
+        return FileRows(*mt_bench_single_rows(path))
+    if fmt == "table":
+        from evalkit.io.traces import read_traces
+
+        frame = read_traces(path, columns=dict(opts.columns) if opts.columns else None, budget_required=False)
+        return FileRows(frame.to_dict("records"), [], [], {"format": "table"})
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        frame = read_event_stream(path, budget=opts.budget, columns=opts.columns, keep=opts.metadata)
-    unscored = [str(w.message) for w in caught]
-    return frame.to_dict("records"), unscored
+        frame = read_event_stream(path, budget=opts.budget, columns=opts.columns, keep=opts.metadata, strict=False)
+    return FileRows(frame.to_dict("records"), [str(w.message) for w in caught], [], {"format": "events"})
+
+
+def _unknown_format(path: Path, fmt: str | None) -> ValueError:
+    if fmt == COMPARISON_LOG:
+        return ValueError(f"{path.name} is a pairwise judgment log (Arena, MT-bench pair, AlpacaEval...), not a "
+                          "harness log of runs: read it with `evalkit summary`, `evalkit rate` or `evalkit report`.")
+    if fmt == "lm_eval_results":
+        return ValueError(f"{path.name} is an lm-eval results file: pass the samples_*.jsonl beside it (lm_eval "
+                          "--log_samples), or the folder holding both.")
+    return ValueError(
+        f"Cannot tell the log format of {path.name!r}: expected an Inspect log (.eval, or .json with an 'eval' "
+        "header), a SWE-agent .traj, a mini-swe-agent .traj.json, a SWE-bench verdict file, lm-eval "
+        "samples_*.jsonl, MT-bench single-answer judgments, an outcome table (system, task, score) or JSONL events.")
 
 
 def iter_log_rows(
@@ -195,27 +366,42 @@ def iter_log_rows(
     progress: ProgressFn | None = None,
 ) -> Iterator[tuple[Path, str | None, list[dict], list[str]]]:
     """Yield ``(file, format, rows, unscored)`` file by file; unknown files in folders have format None,
-    SWE-bench run reports (used to score trajectories) ``"swe_bench_report"`` and no rows.
+    SWE-bench verdict files used to score trajectories ``"swe_bench_report"`` and no rows.
 
     A generator: only one file's rows exist at a time unless the caller keeps them.
     """
+    for path, fmt, got in _iter_files(inputs, options, progress=progress):
+        yield path, fmt, (got.rows if got else []), (got.unscored if got else [])
+
+
+def _iter_files(
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]], options: LogOptions, *,
+    progress: ProgressFn | None = None,
+) -> Iterator[tuple[Path, str | None, FileRows | None]]:
+    """``(file, format, FileRows or None)``; format ``"skipped-duplicate"`` carries its note as the only note."""
     _check_unit(options.budget)
     files = expand_paths(inputs)
-    reports: dict[str, Mapping[str, bool] | None] = {}
-    for i, (spec, path, explicit) in enumerate(files):
-        fmt = log_format(path)
-        if fmt is None:
+    state = _ReadState()
+    fmts = [log_format(path) for _, path, _ in files]
+    state.traj_specs = {spec for (spec, _, _), fmt in zip(files, fmts, strict=True) if fmt in _TRAJ}
+    for i, ((spec, path, explicit), fmt) in enumerate(zip(files, fmts, strict=True)):
+        if fmt is not None and fmt not in LOG_FORMATS and not explicit:
+            fmt = "lm_eval_results" if fmt == "lm_eval_results" else None  # judgment logs in folders: skipped
+            yield path, fmt, None
+        elif fmt is None or fmt not in LOG_FORMATS:
             if explicit:
-                raise ValueError(
-                    f"Cannot tell the log format of {path.name!r}: expected an Inspect log (.eval, or .json "
-                    "with an 'eval' header), a SWE-agent .traj, lm-eval samples_*.jsonl or JSONL events.")
-            is_report = path.suffix.lower() == ".json" and b'"resolved_ids"' in _head(path, 1 << 16)
-            yield path, "swe_bench_report" if is_report else None, [], []
+                raise _unknown_format(path, fmt)
+            yield path, None, None
+        elif fmt == "swe_bench" and spec in state.traj_specs and not explicit:
+            yield path, "swe_bench_report", None  # scores the trajectories beside it
         else:
-            rows, unscored = _file_rows(fmt, spec, path, options, reports)
-            for r in rows:
-                r["input"] = spec
-            yield path, fmt, rows, unscored
+            got = _file_rows(fmt, spec, path, options, files, state)
+            if isinstance(got, str):
+                yield path, "skipped-duplicate", FileRows([], [], [got], {})
+            else:
+                for r in got.rows:
+                    r["input"] = spec
+                yield path, fmt, got
         tick(progress, "read", i + 1, len(files))
 
 
@@ -236,9 +422,12 @@ def read_logs(
     Returns
     -------
     pandas.DataFrame
-        The validated session table with ``input`` (the argument each row came from) and
-        ``epoch`` (Inspect). ``attrs``: ``files`` (per-format counts), ``skipped`` (files of
-        no known format inside folders), ``unscored`` (sessions without a score, also warned).
+        The validated session table (budget NaN where a log does not record the unit) with
+        ``input`` (the argument each row came from) and the per-format columns. ``attrs``:
+        ``files`` (per-format counts), ``skipped`` (files of no known log format inside
+        folders), ``unscored`` (sessions without a score, also warned), ``notes`` (what the
+        user should know: a cancelled run, calls without usage...; also warned) and
+        ``reported`` (per input and system, the harness's own headline where its log has one).
 
     Raises
     ------
@@ -249,26 +438,55 @@ def read_logs(
     columns: dict[str, list] = {}  # column-wise, strings interned: 240,000 rows of 10,000 logs stay small
     n_rows = 0
     unscored: list[str] = []
+    notes: list[str] = []
     counts: dict[str, int] = {}
     skipped: list[str] = []
-    for path, fmt, file_rows, file_unscored in iter_log_rows(inputs, opts, progress=progress):
+    reported: list[dict] = []
+    for path, fmt, got in _iter_files(inputs, opts, progress=progress):
         if fmt is None:
             skipped.append(str(path))
             continue
         counts[fmt] = counts.get(fmt, 0) + 1
-        n_rows = _append_columns(columns, n_rows, file_rows)
-        unscored.extend(f"{path.name}: {u}" for u in file_unscored)
+        if got is None:
+            continue
+        n_rows = _append_columns(columns, n_rows, got.rows)
+        unscored.extend(f"{path.name}: {u}" for u in got.unscored)
+        notes.extend(got.notes)
+        if got.meta.get("reported"):
+            reported.append({"file": str(path), "format": fmt, "model": got.meta.get("model"),
+                             "input": got.rows[0]["input"] if got.rows else None,
+                             "system": got.rows[0]["system"] if got.rows else None, **_flat(got.meta)})
+    counts.pop("lm_eval_results", None)
+    for note in notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
     if unscored:
-        shown = "; ".join(unscored[:3]) + (" ..." if len(unscored) > 3 else "")
-        warnings.warn(f"{len(unscored)} session(s) have no scored submission and are left out ({shown}).",
-                      UserWarning, stacklevel=2)
+        warnings.warn(f"{len(unscored)} session(s) have no scored submission and are left out "
+                      f"({list_ids(unscored, limit=3, sep='; ')}).", UserWarning, stacklevel=2)
     if not n_rows:
-        what = f"{sum(counts.values())} log file(s)" if counts else "no log file"
-        skip = f"; skipped {len(skipped)} file(s) of no known log format ({', '.join(skipped[:3])})" if skipped else ""
-        raise ValueError(f"Found {what} with a scored submission in {_names(inputs)}{skip}.")
-    frame = validate_traces(pd.DataFrame(columns), source=None)
-    frame.attrs.update(files=counts, skipped=skipped, unscored=unscored)
+        raise ValueError(_nothing_scored(inputs, counts, skipped))
+    frame = validate_traces(pd.DataFrame(columns), source=None, budget_required=False)
+    frame.attrs.update(files=counts, skipped=skipped, unscored=unscored, notes=notes, reported=reported)
     return frame
+
+
+def _flat(meta: Mapping[str, object]) -> dict[str, object]:
+    """The headline a harness reported, as one flat dict (``reported`` of the reader's meta)."""
+    rep = meta.get("reported") or {}
+    out: dict[str, object] = {k: meta[k] for k in ("task", "filter", "shape") if meta.get(k) is not None}
+    if isinstance(rep, Mapping) and rep and all(isinstance(v, Mapping) for v in rep.values()):  # Inspect: per scorer
+        out["scores"] = {str(k): dict(v) for k, v in rep.items()}
+    elif isinstance(rep, Mapping):
+        out.update(rep)
+    return out
+
+
+def _nothing_scored(inputs: object, counts: Mapping[str, int], skipped: list[str]) -> str:
+    names = _names(inputs)
+    skip = f"; skipped {len(skipped)} file(s) of no known log format ({list_ids(skipped, limit=3)})" if skipped else ""
+    if not counts:
+        return f"Found no log file in {names}{skip}."
+    n = sum(counts.values())
+    return f"Found {n} log file(s) in {names}, but none has a scored submission{skip}."
 
 
 def _append_columns(columns: dict[str, list], n_rows: int, rows: list[dict]) -> int:
@@ -288,16 +506,23 @@ def _names(inputs: object) -> str:
     return ", ".join(repr(str(i)) for i in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
+_KEEP = (*USAGE_COLUMNS, "total_time", "status", "model", "input", "api_calls")
+
+
 def session_outcomes(traces: pd.DataFrame, *, by: str | Sequence[str] = ()) -> pd.DataFrame:
     """Each session's final score: one row per (system, task, session) with the last submission's
-    score (the harness's verdict), plus the first value of any ``by`` columns.
+    score (the harness's verdict), plus the first value of any ``by`` columns and the session's
+    totals where the table has them.
 
     Returns
     -------
     pandas.DataFrame
-        ``system, task, session, score, budget`` (budget at the final submission) and ``by`` columns.
+        ``system, task, session, score, budget`` (budget at the final submission), ``by``
+        columns, then those of ``tokens, tokens_total, cost, time, total_time, status, model,
+        input, api_calls`` the table has.
     """
     keep = [by] if isinstance(by, str) else list(by)
     keep = [c for c in keep if c in traces.columns and c not in ("system", "task", "session", "score", "budget")]
+    extra = [c for c in _KEEP if c in traces.columns and c not in keep]
     last = traces.groupby(["system", "task", "session"], sort=True, as_index=False).tail(1)
-    return last[["system", "task", "session", "score", "budget", *keep]].reset_index(drop=True)
+    return last[["system", "task", "session", "score", "budget", *keep, *extra]].reset_index(drop=True)

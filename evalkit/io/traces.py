@@ -49,6 +49,7 @@ def validate_traces(
     source: str | None = None,
     missing_score: str = "raise",
     order: str = "check",
+    budget_required: bool = True,
 ) -> pd.DataFrame:
     """Check a session table and return it in canonical form.
 
@@ -65,6 +66,11 @@ def validate_traces(
     order : {"check", "sort"}
         ``"check"`` (default) requires the budget to be non-decreasing within each session in
         row order (it is cumulative); ``"sort"`` sorts each session by budget instead.
+    budget_required : bool
+        Default True: every row needs a finite budget >= 0. False accepts an outcome-only
+        table (``system, task[, session], score``): a missing ``budget`` column or missing
+        values become NaN ("not recorded"), for analyses that never use the budget
+        (``evalkit compare``, ``evalkit score``); a negative or infinite budget is still an error.
 
     Returns
     -------
@@ -82,14 +88,18 @@ def validate_traces(
     """
     _check_options(frame, missing_score=missing_score, order=order)
     src = f" in {source}" if source else ""
-    _check_shape(frame, src)
+    _check_shape(frame, src, budget_required=budget_required)
     out = frame.copy()
     out.index = pd.RangeIndex(len(out))
     if "task" not in out.columns:
         out["task"] = "all"
+    if "session" not in out.columns:  # an outcome-only table: one run per (system, task)
+        out["session"] = "1"
+    if "budget" not in out.columns:
+        out["budget"] = np.nan
     lines = _lines(out)
     _canonical_ids(out, src, lines)
-    _numeric_columns(out, src, lines)
+    _numeric_columns(out, src, lines, budget_required=budget_required)
     nan_score = np.isnan(out["score"].to_numpy())
     if nan_score.any():
         out = _drop_unscored(out, nan_score, missing_score=missing_score, src=src, lines=lines)
@@ -114,9 +124,10 @@ def _check_options(frame: object, *, missing_score: str, order: str) -> None:
         raise ValueError(f"order must be 'check' or 'sort'; got {order!r}.")
 
 
-def _check_shape(frame: pd.DataFrame, src: str) -> None:
-    """Require the columns ``system, session, budget, score`` and at least one row."""
-    required = ("system", "session", "budget", "score")
+def _check_shape(frame: pd.DataFrame, src: str, *, budget_required: bool = True) -> None:
+    """Require the columns ``system, session, budget, score`` (``system, score`` for an outcome-only
+    table) and at least one row."""
+    required = ("system", "session", "budget", "score") if budget_required else ("system", "score")
     missing = [c for c in required if c not in frame.columns]
     if missing:
         raise ValueError(
@@ -138,9 +149,18 @@ def _canonical_ids(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> Non
             raise ValueError(f"The '{col}' column{src} must not be missing. Got a missing value {where(bad, lines)} instead.")
 
 
-def _numeric_columns(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> None:
-    """Set ``budget`` and ``score`` to floats (a missing score stays NaN) and ``line`` to Int64, in place."""
-    budget = nonnegative_column(out, "budget", allowed="a finite cumulative budget >= 0", source=src, lines=lines)
+def _numeric_columns(out: pd.DataFrame, src: str, lines: np.ndarray | None, *, budget_required: bool = True) -> None:
+    """Set ``budget`` and ``score`` to floats (a missing score stays NaN; a missing budget too when it is
+    not required) and ``line`` to Int64, in place."""
+    if budget_required:
+        budget = nonnegative_column(out, "budget", allowed="a finite cumulative budget >= 0", source=src, lines=lines)
+    else:
+        raw = out["budget"]
+        budget = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+        bad = (np.isnan(budget) & raw.notna().to_numpy()) | np.isinf(budget) | (budget < 0)
+        if bad.any():
+            raise ValueError(f"The 'budget' column{src} must be a finite cumulative budget >= 0 or missing. Got "
+                             f"{describe_bad(raw.to_numpy(), bad)} {where(bad, lines)} instead.")
     raw_score = out["score"]
     score = pd.to_numeric(raw_score, errors="coerce").to_numpy(dtype=float)
     not_number = np.isnan(score) & raw_score.notna().to_numpy()
@@ -242,6 +262,7 @@ def read_traces(
     format: str | None = None,  # noqa: A002 - the natural name for a file format
     missing_score: str = "raise",
     order: str = "check",
+    budget_required: bool = True,
 ) -> pd.DataFrame:
     """Read a session table from CSV, JSONL, JSON, Parquet or a DataFrame.
 
@@ -253,8 +274,8 @@ def read_traces(
         Canonical name -> your column name, e.g. ``{"system": "agent", "budget": "tokens"}``.
     format : {"csv", "tsv", "jsonl", "json", "parquet"}, optional
         Overrides the suffix.
-    missing_score, order
-        Passed to :func:`validate_traces`.
+    missing_score, order, budget_required
+        Passed to :func:`validate_traces` (``budget_required=False`` reads an outcome-only table).
 
     Returns
     -------
@@ -293,4 +314,5 @@ def read_traces(
         frame = frame.copy()
         frame["source"] = source
         frame["line"] = lines
-    return validate_traces(frame, source=source, missing_score=missing_score, order=order)
+    return validate_traces(frame, source=source, missing_score=missing_score, order=order,
+                           budget_required=budget_required)

@@ -150,7 +150,8 @@ def _inspect(path: Path, max_chars: int) -> Iterator[Transcript]:
     from evalkit.io._inspect import inspect_samples
 
     prefix = path.with_suffix("").as_posix()  # as read_logs names Inspect sessions
-    for ev, sample in inspect_samples(path):
+    for header, sample in inspect_samples(path):
+        ev = header.get("eval") or {}
         text, task_text = _inspect_text(sample)
         yield _make(str(ev.get("model")), f"{ev.get('task')}/{sample.get('id')}", f"{prefix}:{sample.get('epoch', 1)}",
                     text, task_text, path.name, max_chars)
@@ -167,9 +168,9 @@ def _swe_agent(path: Path, max_chars: int) -> Iterator[Transcript]:
 
 
 def _lm_eval(path: Path, max_chars: int) -> Iterator[Transcript]:
-    from evalkit.io.lm_eval import LM_EVAL_SAMPLES, _model_name, _task_name
+    from evalkit.io.lm_eval import LM_EVAL_SAMPLES, _model_name, _task_name, results_for
 
-    task, system = _task_name(path), _model_name(path)
+    task, system = _task_name(path), _model_name(results_for(path)[0], path)  # the run with the same timestamp
     m = LM_EVAL_SAMPLES.match(path.name)
     run = m.group("date") if m else path.stem
     with open(path, encoding="utf-8") as fh:

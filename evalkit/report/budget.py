@@ -110,13 +110,18 @@ def budget_order_section(ctx: ReportContext) -> Section | None:
         columns={"task": "item"})
     if task_means["system"].nunique() > 1:
         p = ctx.params
-        cmp = compare_systems(task_means, pairs="all", test="paired_t", adjust=p.get("adjust", "holm"),
-                              alpha=p.get("alpha", 0.05), family="final best score, task means")
+        from evalkit.report.tasks import labelled_pairs, oriented_pairs
+
+        order = list(dict.fromkeys(r["traces"]["system"].astype(str)))  # the baseline is the system first in the table
+        cmp = compare_systems(task_means, pairs=oriented_pairs(order, "all"), test="paired_t",
+                              adjust=p.get("adjust", "holm"), alpha=p.get("alpha", 0.05),
+                              family="final best score, task means")
         ctx.results["final_tests"] = cmp
-        t = cmp.table[["a", "b", "n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high", "effect_size", "pvalue",
-                       "pvalue_adjusted", "reject"]]
+        t = labelled_pairs(cmp.table[["a", "b", "n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+                                      "effect_size", "pvalue", "pvalue_adjusted", "reject"]])
         method = cmp.multiplicity.description if cmp.multiplicity is not None else "no pair testable"
-        blocks += [Text(f"Best score at B = {r['budget']:.4g}, paired over tasks (task means over sessions; "
+        blocks += [Text(f"Best score at B = {r['budget']:.4g}, paired over tasks (task means over sessions; candidate "
+                        "− baseline, the baseline being the system that comes first in the session table; "
                         f"{cmp.test}; {method}). Sessions without a submission by B: {scores.attrs['missing']}."),
                    Table(t, floatfmt=".4g", csv="tables/final_score_tests.csv")]
     if not blocks:

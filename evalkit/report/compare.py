@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalkit._errors import list_ids
 from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, table_rows
 from evalkit.stats.power import cluster_design
 from evalkit.stats.reliability import reliability
@@ -49,16 +50,16 @@ def runs_section(ctx: ReportContext) -> Section | None:
                      f"({', '.join(read['skipped'][:3])}{' ...' if len(read['skipped']) > 3 else ''})")
     if read.get("unscored"):
         items.append(f"{len(read['unscored'])} session(s) without a score left out "
-                     f"({'; '.join(read['unscored'][:3])}{' ...' if len(read['unscored']) > 3 else ''})")
+                     f"({list_ids(read['unscored'], limit=3, sep='; ')})")
+    items.extend(str(n) for n in read.get("notes") or [])
     per = o.groupby("system", sort=False).agg(tasks=("task", "nunique"), runs=("session", "nunique"),
                                               outcomes=("score", "size"), mean=("score", "mean")).reset_index()
     all_tasks = set(o["task"])
     for system, tasks in o.groupby("system", sort=False)["task"]:
         missing = sorted(all_tasks - set(tasks))
         if missing:
-            items.append(f"{system} has no run of {len(missing)} task(s) another system ran: "
-                         f"{', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}")
-    if not any("no run of" in i for i in items):
+            items.append(f"{system} has no run of {len(missing)} task(s) another system ran: {list_ids(missing)}")
+    if not any("no run of" in i for i in items) and o["system"].nunique() > 1:
         items.append(f"every system ran the same {len(all_tasks)} tasks")
     return Section("Runs compared", (
         Text("One outcome per run of a task: the final score of each session (an Inspect sample epoch, a "
@@ -85,7 +86,8 @@ def comparison_section(ctx: ReportContext) -> Section | None:
     se_what = (f"the cluster-robust (CR1) SE over clusters of `{res.cluster}` with G - 1 df" if res.cluster
                else "the CLT SE over tasks with n - 1 df")
     blocks: list = [
-        Text(f"Differences are a - b on the tasks both systems ran. Each system's runs of a task are averaged "
+        Text(f"Differences are candidate − baseline (the later RUN minus the earlier one, or each system minus "
+             f"--baseline) on the tasks both systems ran. Each system's runs of a task are averaged "
              f"first (the task is the unit, Miller 2024); the interval is a {p.get('confidence_level', 0.95):.0%} "
              f"t interval with {se_what}. Test: McNemar's exact test when every task has one pass/fail run per "
              "system and no clusters; otherwise the sign-flip permutation test of the mean difference"
@@ -94,12 +96,14 @@ def comparison_section(ctx: ReportContext) -> Section | None:
     ]
     if res.multiplicity is not None:
         blocks.append(Text(f"Multiplicity correction: {res.multiplicity.description}."))
-    blocks.append(Table(t[cols].rename(columns={"pvalue_adjusted": f"p_{p.get('adjust', 'holm')}"}),
-                        floatfmt=".4g", csv="tables/run_comparisons.csv", data=t))
+    blocks.append(Table(labelled_pairs(t[cols].rename(columns={"pvalue_adjusted": f"p_{p.get('adjust', 'holm')}"})),
+                        floatfmt=".4g", csv="tables/run_comparisons.csv", data=labelled_pairs(t)))
     if "ci_low" in t and t["ci_low"].notna().any():
         from evalkit.plots.stats import plot_forest
 
-        ax = plot_forest(t.dropna(subset=["ci_low"]), xlabel="mean per-task difference in score (a - b)")
+        shown = t.dropna(subset=["ci_low"])
+        ax = plot_forest(shown.assign(pair=shown["a"].astype(str) + " − " + shown["b"].astype(str)), label="pair",
+                         xlabel="mean per-task difference in score (candidate − baseline)")
         blocks.append(ctx.save_figure(ax, "run_comparisons", "Per-task paired differences with their intervals; "
                                                              f"red: significant after {p.get('adjust', 'holm')}."))
     return Section("Paired comparison over shared tasks", tuple(blocks))
@@ -184,4 +188,7 @@ def plan_section(ctx: ReportContext) -> Section | None:
     ))
 
 
-COMPARE_SECTIONS = (runs_section, comparison_section, reliability_section, plan_section)
+from evalkit.report.tasks import labelled_pairs, per_task_section, score_section  # noqa: E402
+
+COMPARE_SECTIONS = (runs_section, comparison_section, score_section, per_task_section, reliability_section,
+                    plan_section)

@@ -165,29 +165,40 @@ def pairwise_section(ctx: ReportContext) -> Section | None:
         return None
     p = ctx.params
     pairs = p.get("pairs") or ("all" if s["system"].nunique() <= 8 else "adjacent")
-    res = compare_systems(s, pairs=pairs, test=p["test"], adjust=p["adjust"], alpha=p["alpha"],
+    order = list(dict.fromkeys(s["system"].astype(str)))
+    if isinstance(pairs, str):  # the baseline of each pair is the system appearing first in the table
+        from evalkit.report.tasks import oriented_pairs
+
+        pairs_used = oriented_pairs(order, pairs, s.groupby("system")["score"].mean())
+    else:
+        pairs_used = pairs
+    res = compare_systems(s, pairs=pairs_used, test=p["test"], adjust=p["adjust"], alpha=p["alpha"],
                           confidence_level=p["confidence_level"])
     ctx.results["pairwise"] = res
     t = res.table
-    show = t[["a", "b", "n_items", "only_a", "only_b", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
-              "effect_size", "pvalue", "pvalue_adjusted", "reject", "note"]].rename(
-        columns={"effect_size": "d_z", "pvalue_adjusted": f"p_{p['adjust']}"})
+    from evalkit.report.tasks import labelled_pairs
+
+    show = labelled_pairs(t[["a", "b", "n_items", "only_a", "only_b", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
+                             "effect_size", "pvalue", "pvalue_adjusted", "reject", "note"]].rename(
+        columns={"effect_size": "d_z", "pvalue_adjusted": f"p_{p['adjust']}", "n_items": "n_items"}))
     blocks: list = [Text(
-        f"Each pair is compared on the items both systems were scored on: mean difference (a - b) with a "
+        f"Each pair is compared on the items both systems were scored on: mean difference candidate − baseline "
+        f"(the baseline is the system that appears first in the table) with a "
         f"{p['confidence_level']:.0%} t interval, Cohen's d_z, and the {res.test} "
-        f"({'pairs ordered by mean score, each with the next' if pairs == 'adjacent' else str(pairs) + ' pairs'}).")]
+        f"({'neighbours by mean score' if pairs == 'adjacent' else 'all pairs' if pairs == 'all' else 'the pairs asked for'}).")]
     if res.multiplicity is not None:
         blocks.append(Text(f"Multiplicity correction: {res.multiplicity.description}."))
     blocks.append(Text(plain(res.unmatched_report)))
     untested = t[t["note"].fillna("") != ""]
     if len(untested):
         blocks.append(Text(f"{len(untested)} pairs could not be tested (see the note column) and are not in the family."))
-    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv", data=t))
+    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv", data=labelled_pairs(t)))
     from evalkit.plots.stats import plot_forest
 
     tested = t.dropna(subset=["diff"])
     if len(tested):
-        ax = plot_forest(tested.head(40), xlabel="mean difference on shared items (a - b)")
+        ax = plot_forest(tested.head(40).assign(pair=tested["a"].astype(str) + " − " + tested["b"].astype(str)),
+                         label="pair", xlabel="mean difference on shared items (candidate − baseline)")
         more = f" (first 40 of {len(tested)})" if len(tested) > 40 else ""
         blocks.append(ctx.save_figure(ax, "pairwise", f"Paired differences with {p['confidence_level']:.0%} t intervals"
                                                       f"{more}; red: significant after {p['adjust']}."))
@@ -200,21 +211,23 @@ def unit_section(ctx: ReportContext) -> Section | None:
     if s is None or not {"task", "trial"} <= set(s.columns):
         return None
     p = ctx.params
-    pair = p.get("unit_pair")
+    pair = p.get("unit_pair")  # (baseline, candidate), as `--unit-pair A B`: differences B − A
     if pair is None:
-        order = s.groupby("system")["score"].mean().sort_values(ascending=False).index.tolist()
-        if len(order) < 2:
+        best = s.groupby("system")["score"].mean().sort_values(ascending=False).index.tolist()
+        if len(best) < 2:
             return None
-        pair = (order[0], order[1])
+        seen = list(dict.fromkeys(s["system"].astype(str)))  # the baseline is the one appearing first
+        pair = tuple(sorted(best[:2], key=seen.index))
     unknown = [x for x in pair if x not in set(s["system"])]
     if unknown:
         raise ValueError(f"unit_pair names {unknown}, not systems of the score table; it has "
                          f"{sorted(set(s['system']))}.")
     try:
-        u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("tie_policy", "drop"))
+        u = compare_units(s, pair[1], pair[0], alpha=p["alpha"], ties=p.get("tie_policy", "drop"))
     except ValueError as exc:  # degenerate data (all ties, zero variance): say so, keep the report
         return Section("Unit of analysis: trials or tasks?", (
-            Text(f"**{plain(pair[0])}** vs **{plain(pair[1])}**: not testable on these scores. {plain(exc)}"),))
+            Text(f"**{plain(pair[1])}** (candidate) vs **{plain(pair[0])}** (baseline): not testable on these scores. "
+                 f"{plain(exc)}"),))
     ctx.results["unit"] = u
     from evalkit.plots.stats import plot_task_differences, plot_trial_means
 
@@ -225,6 +238,8 @@ def unit_section(ctx: ReportContext) -> Section | None:
     table = u.to_frame()[["unit", "test", "method", "n", "statistic", "df", "pvalue", "estimate", "estimate_name",
                           "ci_low", "ci_high",
                           "effect_size", "effect_size_name", "handling", "significant"]]
+    names = {"first - second": "candidate − baseline", "of the first sample": "of the candidate"}
+    table = table.assign(estimate_name=table["estimate_name"].astype(str).replace(names, regex=True))
     note = "" if p.get("unit_pair") else " (the two systems with the highest mean score)"
     from evalkit.stats import minimum_detectable_effect
 
@@ -236,7 +251,7 @@ def unit_section(ctx: ReportContext) -> Section | None:
                  f"standardised task-level effect d_z >= {mde_task:.2f}; with {u.n_trials_a} vs {u.n_trials_b} trials "
                  f"the trial-level test detects d >= {mde_trial:.2f} (in units of the run-to-run SD).")
     return Section("Unit of analysis: trials or tasks?", (
-        Text(f"**{plain(u.a)}** vs **{plain(u.b)}**{note}, differences a - b."),
+        Text(f"**{plain(u.a)}** (candidate) vs **{plain(u.b)}** (baseline){note}, differences candidate − baseline."),
         Table(table, floatfmt=".4g", csv="tables/unit_of_analysis.csv"),
         Text(plain(u.verdict)), Text(plain(u.explanation)), power, f1, f2,
     ))
@@ -268,6 +283,7 @@ def methods_section(ctx: ReportContext) -> Section | None:
 
 
 from evalkit.report.judge import judge_section  # noqa: E402  (issue 12: judge diagnostics)
+from evalkit.report.tasks import per_task_section, score_section  # noqa: E402  (issue 20: per-task table)
 
 DEFAULT_SECTIONS = (inputs_section, leaderboard_section, judge_section, win_rate_section, head_to_head_section,
-                    pairwise_section, unit_section, methods_section)
+                    pairwise_section, unit_section, score_section, per_task_section, methods_section)

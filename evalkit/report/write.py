@@ -39,7 +39,12 @@ SCORE_COLUMNS = ("system", "item", "task", "trial", "score")
 
 
 def common_baseline(comparisons: pd.DataFrame) -> str | None:
-    """The player taking part in every comparison (AlpacaEval's reference model), or None."""
+    """The player taking part in every comparison (AlpacaEval's reference model), or None.
+
+    With only two players both take part in every comparison, and neither is a baseline the other
+    systems are scored against (a two-model log such as an MT-bench pair file): None."""
+    if pd.unique(pd.concat([comparisons["player_a"], comparisons["player_b"]])).size < 3:
+        return None
     first = comparisons.iloc[0]
     for cand in (first["player_a"], first["player_b"]):
         if ((comparisons["player_a"] == cand) | (comparisons["player_b"] == cand)).all():
