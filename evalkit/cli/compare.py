@@ -212,6 +212,9 @@ def run(args: argparse.Namespace) -> int:
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
         args.ui.close_bar()
+    from evalkit.cli._common import report_headline
+
+    report_headline(args.ui, out)
     csv = out / "tables" / "run_comparisons.csv"
     table = pd.read_csv(csv, keep_default_na=False, na_values=[""]) if csv.exists() else None
     if table is not None:
