@@ -69,7 +69,7 @@ def _check_html(page: str) -> _Page:
     p.feed(page)
     assert RTL not in page
     # one script only: the renderer's own sorting/filtering script, allowed by its hash in the CSP
-    from evalkit.report.render import CSP, _SCRIPT
+    from evalkit.report.render import _SCRIPT, CSP
 
     assert p.tags.count("script") <= 1 and set(p.tags) <= {
         "html", "head", "meta", "title", "style", "body", "h1", "h2", "p", "nav", "ol", "ul", "li", "a", "section",

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from evalkit._format import decimals_for, format_count, format_estimate, format_number, format_p
-from evalkit.report.document import plain
 from evalkit.plots._layout import THIN_N
+from evalkit.report.document import plain
 from evalkit.report.headline import Headline
 
 __all__ = ["THIN_N", "MIN_CLUSTERS", "thin_mask", "leaderboard_findings", "comparison_findings", "read_caveats",

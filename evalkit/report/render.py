@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._format import format_p
 from evalkit._escape import (
     html_text,
     label,
@@ -28,7 +27,17 @@ from evalkit._escape import (
     markdown_text,
     safe_url,
 )
-from evalkit.report.document import FILTER_ROWS, PLAIN_CLOSE, PLAIN_OPEN, Bullets, Figure, Section, Table, Text
+from evalkit._format import format_p
+from evalkit.report.document import (
+    FILTER_ROWS,
+    PLAIN_CLOSE,
+    PLAIN_OPEN,
+    Bullets,
+    Figure,
+    Section,
+    Table,
+    Text,
+)
 from evalkit.report.headline import Finding, Headline, resolve_sections
 
 __all__ = ["format_column", "formatted", "render_markdown", "render_html", "write_documents", "CSP"]
