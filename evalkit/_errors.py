@@ -59,3 +59,35 @@ def nonnegative_column(
             f"Got {describe_bad(frame[column].to_numpy(), bad)} {where(bad, lines)} instead."
         )
     return values
+
+
+#: Largest magnitude of a score or budget evalkit accepts: means, variances and sums of squares of up
+#: to 10^9 such values stay finite in float64 (1e300 would give an infinite SE and a meaningless p).
+MAX_MAGNITUDE = 1e100
+#: Largest total weight of a comparisons table: integers stay exact in float64 up to 2^53, and counts
+#: fit int64 (beyond 9.2e18 they wrap to negative numbers).
+MAX_TOTAL_WEIGHT = float(2**53)
+
+
+def check_magnitude(values: np.ndarray, column: str, *, source: str = "", lines: np.ndarray | None = None,
+                    raw: np.ndarray | None = None) -> None:
+    """Refuse finite values beyond :data:`MAX_MAGNITUDE` in ``column`` (``source`` like ``" in x.csv"``)."""
+    v = np.asarray(values, dtype=float)
+    bad = np.abs(np.nan_to_num(v, nan=0.0)) > MAX_MAGNITUDE
+    if bad.any():
+        raise ValueError(
+            f"The '{column}' column{source} must hold numbers of magnitude at most {MAX_MAGNITUDE:g}: larger ones "
+            f"overflow the variance in float64 (the SE would be infinite and the test meaningless). Got "
+            f"{describe_bad(v if raw is None else raw, bad)} {where(bad, lines)}. Rescale the column."
+        )
+
+
+def check_total_weight(weights: np.ndarray, *, source: str = "", what: str = "weight") -> None:
+    """Refuse weights whose total exceeds :data:`MAX_TOTAL_WEIGHT` (counts would be inexact or overflow)."""
+    total = float(np.sum(np.asarray(weights, dtype=float)))
+    if not total <= MAX_TOTAL_WEIGHT:
+        raise ValueError(
+            f"The '{what}' column{source} sums to {total:.3g}, more than 2^53 = {MAX_TOTAL_WEIGHT:.3g}: counts that "
+            "large are not exact in float64 and overflow int64 past 9.2e18 (they would print as negative numbers). "
+            "Divide the weights by a common factor."
+        )

@@ -18,11 +18,12 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
+    from typing_extensions import TypeIs  # typing.TypeIs from Python 3.13
 
 __all__ = [
     "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "markdown_line_start", "html_text", "plot_text",
@@ -122,14 +123,23 @@ def _plain_cell(value: object, floatfmt: str) -> str:
     return str(value)
 
 
-def is_column_table(obj: object) -> bool:
+class ColumnTable(Protocol):
+    """A table held as numpy columns (``columns``: name -> 1-d array) that can become a DataFrame."""
+
+    @property
+    def columns(self) -> dict[str, Any]: ...
+
+    def to_frame(self) -> pd.DataFrame: ...
+
+
+def is_column_table(obj: object) -> TypeIs[ColumnTable]:
     """Whether ``obj`` is a table held as numpy columns (a ``columns`` dict and ``to_frame()``,
     like :class:`evalkit.ratings.Leaderboard`), printable without pandas."""
     return isinstance(getattr(obj, "columns", None), dict) and hasattr(obj, "to_frame")
 
 
 def markdown_table(
-    frame: pd.DataFrame, *, floatfmt: str = ".6g", cell: Callable[[object, str], str] | None = None,
+    frame: pd.DataFrame | ColumnTable, *, floatfmt: str = ".6g", cell: Callable[[object, str], str] | None = None,
     text: Callable[[object], str] = markdown_text,
 ) -> str:
     """A GitHub-flavoured Markdown table; every header and cell escaped by ``text`` (default
@@ -141,6 +151,7 @@ def markdown_table(
     right-aligned, others left-aligned.
     """
     fmt = cell or (lambda v, _c: _plain_cell(v, floatfmt))
+    rows: Iterable[Sequence[Any]]
     if is_column_table(frame):
         cols = list(frame.columns)
         numeric = [frame.columns[c].dtype.kind in "iuf" for c in cols]

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from typing_extensions import TypeIs
 
 __all__ = ["lazy_exports"]
 
@@ -19,11 +23,13 @@ __all__ = ["lazy_exports"]
 def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, Any]
                  ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` whose ``exports`` map a name to its module
-    (relative to the package); ``namespace`` is the package's ``globals()``."""
+    (relative to the package; ``""``: the name is itself a submodule); ``namespace`` is the
+    package's ``globals()``."""
 
     def __getattr__(name: str) -> Any:  # noqa: N807 - the PEP 562 hook
         if name in exports:
-            value = getattr(import_module(f"{package}.{exports[name]}"), name)
+            module = import_module(f"{package}.{exports[name] or name}")
+            value = module if not exports[name] else getattr(module, name)
             namespace[name] = value
             return value
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -34,10 +40,10 @@ def lazy_exports(package: str, exports: Mapping[str, str], namespace: dict[str, 
     return __getattr__, __dir__
 
 
-def is_dataframe(obj: object) -> bool:
+def is_dataframe(obj: object) -> TypeIs[pd.DataFrame]:
     """``isinstance(obj, pandas.DataFrame)`` without importing pandas: when pandas has not been
     imported, nothing can be a DataFrame."""
     import sys
 
-    pd = sys.modules.get("pandas")
-    return pd is not None and isinstance(obj, pd.DataFrame)
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(obj, pandas.DataFrame)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalkit.io.counts import ComparisonCounts
+from evalkit.io.counts import ComparisonCounts, encode_players
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,8 +65,6 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
     import pandas as pd
 
     frame = _frame_of(frame)
-    from evalkit.ratings.counts import encode_players  # (evalkit.ratings imports this module)
-
     cols = tally_columns(*encode_players(frame["player_a"], frame["player_b"]), frame["outcome"], frame["weight"])
     out = pd.DataFrame({**cols, "model": list(cols["model"])})
     return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
@@ -75,7 +73,7 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
 def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcome: object,
                   weight: object) -> dict[str, np.ndarray]:
     """The columns of :func:`summarize` (numpy, in ``players`` order, unsorted) from player codes
-    (:func:`evalkit.ratings.counts.encode_players`) and the outcome and weight columns of a valid
+    (:func:`evalkit.io.counts.encode_players`) and the outcome and weight columns of a valid
     comparisons frame or of its cells (frequency weights)."""
     k = len(players)
     s = np.asarray(outcome, dtype=float)

@@ -94,7 +94,7 @@ def coverage(n_studies: int, bootstrap: int) -> None:
                            "score": (np.log(grid[b] / 1e5) + off[t, s]).ravel()})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            c = elo_curves(tr, budgets=grid, bootstrap=bootstrap, rng=seed).curve
+            c = elo_curves(tr, budgets=grid, n_resamples=bootstrap, rng=seed).curve
         hits.append(((c["ci_low"] <= truth + 1e-9) & (truth - 1e-9 <= c["ci_high"])).to_numpy())
     cov = np.mean(hits, axis=0)
     print(f"\ncoverage of 95% bands over {n_studies} studies (5 sessions x 14 tasks, true 400/decade):")
@@ -113,9 +113,9 @@ def main() -> None:
           f"{len(traces)} submissions, {args.bootstrap} bootstrap replicates")
     results = {}
     for mode in ("self", "joint"):
-        elo_curves(traces, budgets=grid, mode=mode, bootstrap=2, rng=0)  # warm-up (imports)
+        elo_curves(traces, budgets=grid, mode=mode, n_resamples=2, rng=0)  # warm-up (imports)
         t0 = time.perf_counter()
-        res = elo_curves(traces, budgets=grid, mode=mode, bootstrap=args.bootstrap, rng=0)
+        res = elo_curves(traces, budgets=grid, mode=mode, n_resamples=args.bootstrap, rng=0)
         infl = [inflection_point(res, system=s) for s in res.systems]
         results[mode] = (time.perf_counter() - t0, res, infl)
 

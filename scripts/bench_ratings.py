@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     times, cpu = [], []
     for _ in range(args.repeats):
         start, start_cpu = time.perf_counter(), time.process_time()
-        boot = bootstrap_bt(frame, n_boot=args.n_boot, rng=0, fit=fit)
+        boot = bootstrap_bt(frame, n_resamples=args.n_boot, rng=0, fit=fit)
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

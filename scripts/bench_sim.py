@@ -49,7 +49,7 @@ def main() -> None:
                                                                   policy=p.policy, rng=i), 60)
         print(f"simulate {swarm:9s} k={k:<2d} {rule:13s} {ms:7.2f} ms   target  5 ms   ratio {ms / 5:.2f}")
     if "--full" in sys.argv:
-        from evalkit.sim.reproduce import reproduce
+        from evalkit.studies.reproduce import reproduce
 
         print(f"load average before: {os.getloadavg()[0]:.2f} (1 min)")
         cpu0 = _cpu()

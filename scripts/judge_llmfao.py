@@ -46,7 +46,7 @@ def main() -> None:
         top = moved.loc[moved["rank_change"].abs().idxmax()]
         print(f"{name}: largest rank change with position adjustment: {top['model']} {top['rank']} -> "
               f"{top['rank_adjusted']}")
-        lb = leaderboard(fr, interval="bootstrap", cluster="item", n_boot=1000, rng=0)
+        lb = leaderboard(fr, interval="bootstrap", cluster="item", n_resamples=1000, rng=0)
         width = (lb["rank_high"] - lb["rank_low"] + 1)
         print(f"{name}: {len(lb)} models; sandwich tie groups {plain['tie_group'].max()}, simultaneous rank interval "
               f"width median {int((plain['rank_high'] - plain['rank_low'] + 1).median())}; item-bootstrap "

@@ -25,7 +25,7 @@ def one_replicate(seed: int, strengths: np.ndarray, n: int = 600) -> list[tuple[
     names = np.array([f"m{i}" for i in range(k)])
     frame = pd.DataFrame({"player_a": names[a], "player_b": names[b], "outcome": won.astype(float), "weight": 1.0})
     fit = fit_bt(aggregate(frame))
-    boot = bootstrap_bt(frame, n_boot=200, rng=seed, fit=fit)
+    boot = bootstrap_bt(frame, n_resamples=200, rng=seed, fit=fit)
     truth = np.arange(1, k + 1)
     out = []
     for simultaneous in (True, False):

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit.sim.experiments import load_params
-from evalkit.sim.reproduce import reproduce
+from evalkit.studies.reproduce import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = (200, 201, 202, 203, 204, 205)

@@ -111,7 +111,7 @@ def test_pass_fail_curve_recovers_282_8_and_warns_about_ties():
     tr = pd.DataFrame({"system": "A", "task": t.ravel(), "session": s.ravel(),
                        "budget": (a + 1.0).ravel(), "score": x.ravel()})
     with pytest.warns(TiesWarning, match="400-Elo-per-decade"):
-        res = elo_curves(tr, budgets=np.array([1.0, 10.0]), bootstrap=0)
+        res = elo_curves(tr, budgets=np.array([1.0, 10.0]), n_resamples=0)
     gap = res.curve["elo"].iat[1] - res.curve["elo"].iat[0]
     assert abs(gap - 282.8) < 10  # Monte Carlo around the closed form 282.8
     assert res.tie_share["A"] > 0.25
@@ -122,7 +122,7 @@ def test_continuous_scores_do_not_warn():
     tr = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 5, 10, 0)
     with warnings.catch_warnings():
         warnings.simplefilter("error", TiesWarning)
-        elo_curves(tr, budgets=grid, bootstrap=0)
+        elo_curves(tr, budgets=grid, n_resamples=0)
 
 
 # ---------------------------------------------------------------- known-curve recovery
@@ -131,7 +131,7 @@ def test_continuous_scores_do_not_warn():
 def kinked_result():
     grid = geometric_grid(1e5, 1e8, ratio=1.5)
     tr = gumbel_traces(kinked, grid, 20, 30, 7)
-    return grid, elo_curves(tr, budgets=grid, bootstrap=60, rng=11)
+    return grid, elo_curves(tr, budgets=grid, n_resamples=60, rng=11)
 
 
 def test_known_curve_slopes_within_15_percent(kinked_result):
@@ -182,9 +182,9 @@ def test_trailing_window_lags_the_centred_one(kinked_result):
 def test_bootstrap_is_seeded_and_bit_identical():
     grid = geometric_grid(1e5, 1e6, ratio=2)
     tr = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 4, 6, 2)
-    a = elo_curves(tr, budgets=grid, bootstrap=20, rng=5)
-    b = elo_curves(tr, budgets=grid, bootstrap=20, rng=5)
-    c = elo_curves(tr, budgets=grid, bootstrap=20, rng=6)
+    a = elo_curves(tr, budgets=grid, n_resamples=20, rng=5)
+    b = elo_curves(tr, budgets=grid, n_resamples=20, rng=5)
+    c = elo_curves(tr, budgets=grid, n_resamples=20, rng=6)
     np.testing.assert_array_equal(a.replicates, b.replicates)
     assert not np.array_equal(a.replicates, c.replicates)
 
@@ -193,7 +193,7 @@ def test_joint_split_advantage_matches_gumbel_max_identity():
     # r(b) = 200 log10 b: the best of 4 sessions at B/4 gains 400 log10 4 - 200 log10 4 = 120.4.
     grid = geometric_grid(1e5, 1e7, ratio=1.5)
     tr = gumbel_traces(lambda b: 200 * np.log10(b / 1e5), grid, 20, 30, 4)
-    res = elo_curves(tr, budgets=grid, bootstrap=20, rng=1)
+    res = elo_curves(tr, budgets=grid, n_resamples=20, rng=1)
     adv = split_advantage(res, system="A", budget=grid[-1], k=4)
     assert abs(adv.statistic - 200 * np.log10(4)) < 25
     assert adv.ci_low < adv.statistic < adv.ci_high
@@ -204,7 +204,7 @@ def test_joint_mode_two_systems_offset():
     a = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 10, 20, 8, system="a")
     b = gumbel_traces(lambda b: 200 + 400 * np.log10(b / 1e5), grid, 10, 20, 9, system="b")
     # within_session=True: this test was written for (and its seeds chosen under) the former joint default
-    res = elo_curves(pd.concat([a, b]), budgets=grid, mode="joint", bootstrap=0, within_session=True)
+    res = elo_curves(pd.concat([a, b]), budgets=grid, mode="joint", n_resamples=0, within_session=True)
     c = res.curve
     gap = c.loc[c.system == "b", "elo"].to_numpy() - c.loc[c.system == "a", "elo"].to_numpy()
     # Different tasks' offsets make this noisy; the designed gap is 200 at every budget.
@@ -274,7 +274,7 @@ def test_composite_pass_at_4_on_the_joint_scale_matches_the_split_identity():
     solo = tr.loc[tr["session"] < 20]
     members = tr.loc[tr["session"] >= 20]  # independent sessions for the composite
     p4 = best_of_sessions(members, 4, name="pass@4")
-    res = elo_curves(pd.concat([solo, p4]), budgets=grid, mode="joint", within_session=False, bootstrap=0)
+    res = elo_curves(pd.concat([solo, p4]), budgets=grid, mode="joint", within_session=False, n_resamples=0)
     c = res.curve.set_index(["system", "budget"])["elo"]
     gap = c[("pass@4", grid[-1])] - c[("pass@1", grid[-1])]
     assert abs(gap - 200 * np.log10(4)) < 30
@@ -326,7 +326,7 @@ def test_bootstrap_replicates_keep_the_point_estimates_anchor():
     budgets = np.array([1, 1.5, 2.25, 3.375, 5.06, 7.6, 11.4, 17, 25.6, 38])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = elo_curves(tr, mode="self", budgets=budgets, bootstrap=200, rng=1)
+        res = elo_curves(tr, mode="self", budgets=budgets, n_resamples=200, rng=1)
     rep = res.replicates
     ok = np.isfinite(rep).any(axis=1)
     assert np.all(rep[ok, 0] == 1000.0)  # every kept replicate is anchored where the estimate is
@@ -340,9 +340,9 @@ def test_joint_elo_leaves_out_same_session_games_by_default():
     a = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 5, 8, 8, system="a")
     b = gumbel_traces(lambda b: 300 * np.log10(b / 1e5), grid, 5, 8, 9, system="b")
     tr = pd.concat([a, b])
-    default = elo_curves(tr, budgets=grid, mode="joint", bootstrap=0)
-    without = elo_curves(tr, budgets=grid, mode="joint", within_session=False, bootstrap=0)
-    within = elo_curves(tr, budgets=grid, mode="joint", within_session=True, bootstrap=0)
+    default = elo_curves(tr, budgets=grid, mode="joint", n_resamples=0)
+    without = elo_curves(tr, budgets=grid, mode="joint", within_session=False, n_resamples=0)
+    within = elo_curves(tr, budgets=grid, mode="joint", within_session=True, n_resamples=0)
     np.testing.assert_array_equal(default.curve["elo"], without.curve["elo"])
     # each of the 2 x 8 x 5 sessions plays its own other 4 checkpoints once per checkpoint: 80 x 5 x 4 more games
     extra = within.curve["n_games"].sum() - default.curve["n_games"].sum()
@@ -355,7 +355,7 @@ def test_inflection_point_not_distinguishable_from_the_reference():
     # crossing is reported (issue 12: otherwise noise picks one).
     grid = geometric_grid(1e5, 1e7, ratio=1.5)
     tr = gumbel_traces(lambda b: 400 * np.log10(b / 1e5), grid, 4, 6, 3)
-    inf = inflection_point(elo_curves(tr, budgets=grid, bootstrap=100, rng=2))
+    inf = inflection_point(elo_curves(tr, budgets=grid, n_resamples=100, rng=2))
     s = inf.slopes.dropna()
     assert ((s["ci_low"] <= 400) & (400 <= s["ci_high"])).all()
     assert inf.status == "indistinguishable" and np.isnan(inf.b_inf)

@@ -41,7 +41,7 @@ def test_cli_curve_prints_table_inflection_and_saves_png(tmp_path, capsys):
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     # The CLI is a thin shell: its table is the library's result with the same options.
     saved = pd.read_csv(out / "curve.csv")
-    lib = elo_curves(pd.read_csv(path), bootstrap=20, rng=3)
+    lib = elo_curves(pd.read_csv(path), n_resamples=20, rng=3)
     np.testing.assert_allclose(saved["elo"], lib.curve["elo"], rtol=1e-9)
     points = pd.read_csv(out / "inflection.csv").set_index("system")
     assert points.loc["fast", "status"] == "above_at_end"  # 600/decade throughout
@@ -61,7 +61,7 @@ def test_plot_elo_curves_draws_reference_and_inflection(tmp_path):
 
     from evalkit.plots.budget import plot_elo_curves, plot_local_slopes
 
-    res = elo_curves(pd.read_csv(_table(tmp_path)), bootstrap=10, rng=0)
+    res = elo_curves(pd.read_csv(_table(tmp_path)), n_resamples=10, rng=0)
     infl = [inflection_point(res, system=s) for s in res.systems]
     fig, ax = plt.subplots()
     assert plot_elo_curves(res, ax=ax, inflection=infl) is ax

@@ -80,16 +80,16 @@ def test_separation_needs_a_prior():
     tr = pd.DataFrame({"system": "a", "task": "t", "session": ["s1", "s1", "s2", "s2"],
                        "budget": [1.0, 2.0, 1.0, 2.0], "score": [0.1, 0.9, 0.2, 0.8]})
     with pytest.raises(ValueError, match="prior="):
-        elo_curves(tr, budgets=np.array([1.0, 2.0]), bootstrap=0)
-    res = elo_curves(tr, budgets=np.array([1.0, 2.0]), bootstrap=0, prior=2.0)
+        elo_curves(tr, budgets=np.array([1.0, 2.0]), n_resamples=0)
+    res = elo_curves(tr, budgets=np.array([1.0, 2.0]), n_resamples=0, prior=2.0)
     # 2 real games (both won by checkpoint 2) + 2 pseudo-games split 1:1 -> 3 wins of 4
     assert res.curve["elo"].iat[1] - 1000 == pytest.approx(400 * np.log10(3.0), abs=1e-6)
 
 
 def test_tie_modes_pass_through_to_fit_bt():
     tr = _tiny(1)
-    half = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), bootstrap=0, tie_warning=1.0, prior=1.0)
-    drop = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), bootstrap=0, tie_warning=1.0, prior=1.0, ties="drop")
+    half = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), n_resamples=0, tie_warning=1.0, prior=1.0)
+    drop = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), n_resamples=0, tie_warning=1.0, prior=1.0, ties="drop")
     # Dropping ties keeps only decisive games: ratings move further apart than with half-wins.
     spread = lambda r: np.ptp(r.curve["elo"].to_numpy())  # noqa: E731
     assert spread(drop) >= spread(half)
@@ -98,7 +98,7 @@ def test_tie_modes_pass_through_to_fit_bt():
 def test_davidson_replicates_without_ties_are_counted_not_raised():
     tr = _tiny(2)
     with pytest.warns(RuntimeWarning, match="without a Bradley–Terry estimate"):
-        res = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), bootstrap=20, rng=0,
+        res = elo_curves(tr, budgets=np.array([1.0, 2.0, 4.0]), n_resamples=20, rng=0,
                          ties="davidson", prior=1.0, tie_warning=1.0)
     assert res.n_failed == sum(res.failed.values()) > 0
     assert np.isfinite(res.curve["elo"]).all()

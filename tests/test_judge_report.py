@@ -39,6 +39,11 @@ def test_report_judge_section_on_llmfao(tmp_path, judge, name, favours, self_mod
     table = pd.read_csv(out / "tables" / "position_bias.csv")
     row = table.set_index("judge").loc[name]
     assert row["favours"] == favours and row["left"] == left and row["right"] == right
+    if judge == "crowd":  # ~4 workers judged each comparison (prompt id x pair, answers in fixed places)
+        p = _comparison_clustered_p(raw)
+        assert row["test"].startswith("CR1 t-test clustered by comparison") and row["clusters"] == 1918
+    else:  # one vote per comparison: the exact binomial test
+        assert row["test"].startswith("exact binomial")
     assert row["pvalue"] == pytest.approx(p, rel=1e-9)
     # the report prints p with 3 significant digits, scientific below 1e-4 (e.g. 5.61e-08)
     shown = f"{p:.2e}" if p < 1e-4 else f"{p:#.3g}"
@@ -47,6 +52,25 @@ def test_report_judge_section_on_llmfao(tmp_path, judge, name, favours, self_mod
         assert f"Self-preference: judge **{name}** is also a contestant, **{self_model}** (same model)" in md
     else:
         assert "matches a contestant: no self-preference" in md
+
+
+def _comparison_clustered_p(raw: pd.DataFrame) -> float:
+    """The left-share test clustered by LLMFAO's comparison id: score form (group sums of y - 1/2 under
+    H0), CR1 factor G / (G - 1), t(G - 1); bracketed by statsmodels' Wald version (OLS on a constant,
+    cov_type="cluster"), which centres at the estimate instead and so gives a slightly smaller p."""
+    import statsmodels.api as sm
+
+    dec = raw[raw["winner"].isin(["left", "right"])]
+    y = (dec["winner"] == "left").to_numpy(float)
+    codes = pd.factorize(dec["id"])[0]
+    g = codes.max() + 1
+    e = np.bincount(codes, weights=y - 0.5)
+    se = np.sqrt(g / (g - 1) * np.sum(e**2)) / len(y)
+    p = 2 * stats.t.sf(abs(y.mean() - 0.5) / se, g - 1)
+    wald = sm.OLS(y - 0.5, np.ones(len(y))).fit(cov_type="cluster", cov_kwds={"groups": codes})
+    p_wald = 2 * stats.t.sf(abs(wald.tvalues[0]), g - 1)
+    assert p_wald < p < 1.1 * p_wald and p > 100 * stats.binomtest(int(y.sum()), len(y)).pvalue
+    return float(p)
 
 
 def test_self_preference_with_and_without_the_judge():
@@ -113,7 +137,7 @@ def test_rate_by_category_names_the_correction(capsys):
     table = category_leaderboards(frame, "category")
     assert table.attrs["level"] == pytest.approx(1 - 0.05 / 3)  # Bonferroni over 3 categories
     assert "Bonferroni across 3 categories" in table.attrs["correction"]
-    one = leaderboard(frame[frame["category"] == "math"].reset_index(drop=True), level=1 - 0.05 / 3)
+    one = leaderboard(frame[frame["category"] == "math"].reset_index(drop=True), confidence_level=1 - 0.05 / 3)
     mine = table[table["category"] == "math"].reset_index(drop=True)
     np.testing.assert_allclose(mine["ci_low"], one["ci_low"])
     assert table.attrs["skipped"] == {}
@@ -179,10 +203,15 @@ def test_count_warnings_equal_row_warnings(judge):
 
     path = f"{LLMFAO}/{judge}-comparisons.csv"
     frame, report = read_comparisons(path)
-    counts, _ = aggregate_comparisons(path)
+    counts, _ = aggregate_comparisons(path, cluster="item")  # cells that keep the item: comparisons are known
     name = judge_from_source(path)
     rows = judge_warnings(frame, report.format, judge=name)
     assert rows and count_warnings(counts, report.format, judge=name) == rows
+    # without the items the cells cannot tell repeated votes on one comparison apart: the line says so
+    plain, _ = aggregate_comparisons(path)
+    lines = count_warnings(plain, report.format, judge=name)
+    assert "votes taken as independent" in lines[0]
+    assert ("clustered by comparison" in rows[0]) == (judge == "crowd")  # ~4 votes per comparison there
 
 
 def test_judge_section_shows_hostile_judge_names_literally(tmp_path):

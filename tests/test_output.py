@@ -57,7 +57,7 @@ def test_verify_rejects_changed_missing_unlisted_and_unfinished(tmp_path, capsys
     (half / "report.html").write_text("<p>")
     assert main(["verify", str(half)]) == 1
     (half / "run.json").write_text(json.dumps({"files": []}))  # no "complete": true
-    assert verify_dir(half) and "complete" in verify_dir(half)[0]
+    assert any("complete" in p for p in verify_dir(half))
 
 
 def test_existing_folder_refused_without_force_and_replaced_whole_with_it(tmp_path):
@@ -117,8 +117,12 @@ def test_cli_out_dash_and_existing_out_are_refused(tmp_path, capsys):
     (out / "keep.txt").write_text("mine")
     assert main(["rate", str(food), "--out", str(out)]) == 2
     assert "pass --force" in capsys.readouterr().err and (out / "keep.txt").read_text() == "mine"
-    assert main(["rate", str(food), "--out", str(out), "--force"]) == 0
-    assert not (out / "keep.txt").exists() and verify_dir(out) == []
+    assert main(["rate", str(food), "--out", str(out), "--force"]) == 2  # not evalkit's folder: left alone
+    assert "was not written by evalkit" in capsys.readouterr().err and (out / "keep.txt").read_text() == "mine"
+    (out / "keep.txt").unlink()
+    assert main(["rate", str(food), "--out", str(out)]) == 0
+    assert main(["rate", str(food), "--out", str(out), "--force"]) == 0  # evalkit's own folder: replaced
+    assert verify_dir(out) == []
 
 
 _FORK_RUNNER = """
@@ -190,7 +194,7 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
         codes.append(finish()[0])
         assert verify_dir(out) == [], f"try {k}: {verify_dir(out)}"
         run = json.loads((out / "run.json").read_text())
-        is_new = run["parameters"]["seed"] == 2
+        is_new = run["parameters"]["rng"] == 2
         seen["new" if is_new else "old"] += 1
         assert {f["path"]: f["sha256"] for f in run["files"]} == {
             f["path"]: f["sha256"] for f in (new if is_new else old)["files"]}

@@ -9,6 +9,7 @@ from scipy.special import expit
 
 from evalkit.ratings import PairCounts, aggregate, bootstrap_bt, fit_bt, leaderboard
 from evalkit.ratings._batched import batched_newton as _batched_newton
+from evalkit.ratings.leaderboard import DegenerateBootstrapWarning
 
 
 def synthetic(n_players=8, n_rows=3000, seed=0, items=None) -> pd.DataFrame:
@@ -30,16 +31,16 @@ def synthetic(n_players=8, n_rows=3000, seed=0, items=None) -> pd.DataFrame:
 def test_same_seed_identical():
     data = synthetic(items=50)
     for cluster in (None, "item"):
-        one = bootstrap_bt(data, n_boot=50, rng=7, cluster=cluster)
-        two = bootstrap_bt(data, n_boot=50, rng=7, cluster=cluster)
-        three = bootstrap_bt(data, n_boot=50, rng=8, cluster=cluster)
+        one = bootstrap_bt(data, n_resamples=50, rng=7, cluster=cluster)
+        two = bootstrap_bt(data, n_resamples=50, rng=7, cluster=cluster)
+        three = bootstrap_bt(data, n_resamples=50, rng=8, cluster=cluster)
         assert np.array_equal(one.theta, two.theta)
         assert not np.array_equal(one.theta, three.theta)
 
 
 def test_point_estimate_is_full_fit_and_sd_matches_sandwich():
     data = synthetic(n_rows=4000)
-    boot = bootstrap_bt(data, n_boot=400, rng=1)
+    boot = bootstrap_bt(data, n_resamples=400, rng=1)
     full = fit_bt(aggregate(data))
     np.testing.assert_array_equal(boot.fit.theta, full.theta)
     # The bootstrap SD of theta estimates the same sampling SD as the sandwich formula
@@ -73,17 +74,29 @@ def test_replicate_where_a_model_never_loses_is_counted_not_an_outlier():
         (x, y, 1.0) for x in "BCD" for y in "BCD" if x != y for _ in range(10)
     ]  # a solid B-C-D block
     data = pd.DataFrame(rows, columns=["player_a", "player_b", "outcome"])
-    boot = bootstrap_bt(data, n_boot=600, rng=11)
+    boot = bootstrap_bt(data, n_resamples=600, rng=11)
     p_missing = (1 - 1 / len(data)) ** len(data)  # P(a given row is never drawn) ~ e^-1
     assert boot.n_degenerate == pytest.approx(
         600 * p_missing, abs=4 * np.sqrt(600 * p_missing * (1 - p_missing))
     )
     assert boot.never_lose[0] == boot.n_degenerate  # A (index 0) is the one named
-    assert len(boot.theta) == 600 - boot.n_degenerate
+    # every replicate is kept (no conditioning on the well-behaved ones): the degenerate ones by the
+    # L2-penalised fit, in which A is far above the others but finite
+    assert len(boot.theta) == 600 and np.all(np.isfinite(boot.theta))
     elo = boot.elo()
-    assert np.all(np.isfinite(elo)) and elo.max() < 2000  # no +3000 Elo outliers
-    table = leaderboard(data, interval="bootstrap", n_boot=200, rng=2)
+    assert elo.max() < 2500
+    gap = boot.theta[:, 0] - boot.theta[:, 1:].max(axis=1)
+    assert np.median(gap) > 0 and gap.max() > 3  # the diverging replicates sit in A's upper tail
+    dropped = bootstrap_bt(data, n_resamples=600, rng=11, degenerate="drop")
+    assert dropped.n_degenerate == boot.n_degenerate and len(dropped.theta) == 600 - boot.n_degenerate
+    # 36 % of the replicates are degenerate, more than the 2.5 % tail of a 95 % interval: the
+    # leaderboard does not use them and says which interval it gives instead
+    with pytest.warns(DegenerateBootstrapWarning, match="robust sandwich"):
+        table = leaderboard(data, interval="bootstrap", n_resamples=200, rng=2)
     assert table.attrs["n_degenerate"] > 0 and np.isfinite(table["ci_high"]).all()
+    assert table.attrs["interval"].startswith("sandwich 95% Wald") and "HC0" in table.attrs["fallback"]
+    plain = leaderboard(data)
+    np.testing.assert_allclose(table["ci_high"], plain["ci_high"])
 
 
 def test_cluster_bootstrap_is_wider_for_duplicated_clusters():
@@ -92,8 +105,8 @@ def test_cluster_bootstrap_is_wider_for_duplicated_clusters():
     base = synthetic(n_rows=600, seed=4)
     base["item"] = [f"q{k}" for k in range(len(base))]
     data = pd.concat([base] * 6, ignore_index=True)
-    rows = bootstrap_bt(data, n_boot=300, rng=5).theta.std(axis=0)
-    items = bootstrap_bt(data, n_boot=300, rng=5, cluster="item").theta.std(axis=0)
+    rows = bootstrap_bt(data, n_resamples=300, rng=5).theta.std(axis=0)
+    items = bootstrap_bt(data, n_resamples=300, rng=5, cluster="item").theta.std(axis=0)
     ratio = np.median(items / rows)
     assert 1.9 < ratio < 3.1  # sqrt(6) = 2.45
 

@@ -54,8 +54,17 @@ def test_rate_anchor_bootstrap(tmp_path, capsys):
     ]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "difference with Pizza" in out and "bootstrap 95% percentile" in out
+    # 16 of the 200 replicates of these 50 comparisons have a model that never loses or never wins, more
+    # than the 2.5 % tail of the interval: the leaderboard says so and gives the sandwich instead
+    assert "difference with Pizza" in out and "16 of 200 bootstrap replicates" in out
+    assert "intervals: sandwich 95% Wald" in out and "robust sandwich (HC0) instead" in out
     assert "| Pizza | 1200 | 1200 | 1200 |" in out
+    big = tmp_path / "food10.csv"  # every vote ten times: no degenerate replicate, the bootstrap is used
+    big.write_text("".join([(DATA / "food.csv").read_text()] + [
+        "".join((DATA / "food.csv").read_text().splitlines(keepends=True)[1:])] * 9))
+    assert main(["rate", str(big), "--anchor", "Pizza=1200", "--bootstrap", "200", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "bootstrap 95% basic interval over comparisons, difference with Pizza" in out
 
 
 def test_rate_errors_are_one_line(tmp_path, capsys):

@@ -107,10 +107,10 @@ def test_bad_anchor_and_arrays():
 def test_bootstrap_options():
     data = frame([("A", "B", 1.0), ("B", "A", 1.0), ("A", "B", 0.5)])
     with pytest.raises(ValueError, match="cluster column 'item' is not in the frame of comparisons"):
-        bootstrap_bt(data, n_boot=5, rng=0, cluster="item")
-    with pytest.raises(ValueError, match="'n_boot' must be a positive integer"):
-        bootstrap_bt(data, n_boot=0, rng=0)
+        bootstrap_bt(data, n_resamples=5, rng=0, cluster="item")
+    with pytest.raises(ValueError, match="'n_resamples' must be a positive integer"):
+        bootstrap_bt(data, n_resamples=0, rng=0)
     with pytest.raises(ValueError, match="rng must be"):
-        bootstrap_bt(data, n_boot=5, rng=None)
+        bootstrap_bt(data, n_resamples=5, rng=None)
     with pytest.raises(ValueError, match="needs a seed"):
         leaderboard(data, interval="bootstrap")

@@ -70,9 +70,9 @@ def expanded(frame: pd.DataFrame) -> pd.DataFrame:
     [
         ("hessian", None, {}, 1.0),
         ("sandwich", None, {"cov_type": "HC0"}, 1.0),
-        # cluster-robust; statsmodels without its correction, times CR1's G / (G - 1) (G = 40 items)
-        ("sandwich", "item",
-         {"cov_type": "cluster", "cov_kwds": {"groups": None, "use_correction": False}}, 40 / 39),
+        # cluster-robust: statsmodels' default correction is CR1, G / (G - 1) * (N - 1) / (N - K)
+        # (G = 40 items, N rows written out, K = 5 free strengths), evalkit's one CR1 factor
+        ("sandwich", "item", {"cov_type": "cluster", "cov_kwds": {"groups": None}}, 1.0),
     ],
 )
 def test_covariances_match_statsmodels(kind, cluster, fit_kwargs, factor):
@@ -89,7 +89,9 @@ def test_covariances_match_statsmodels(kind, cluster, fit_kwargs, factor):
     np.testing.assert_allclose(ours, factor * ref.cov_params(), rtol=1e-6, atol=1e-12)
     if cluster:
         cr0 = differences_cov(fit.covariance(kind, frame=frame, cluster=cluster, cluster_correction="CR0"))
-        np.testing.assert_allclose(cr0, ref.cov_params(), rtol=1e-6, atol=1e-12)
+        ref0 = glm(rows, cov_type="cluster", cov_kwds={"groups": fit_kwargs["cov_kwds"]["groups"],
+                                                        "use_correction": False})
+        np.testing.assert_allclose(cr0, ref0.cov_params(), rtol=1e-6, atol=1e-12)
 
 
 def test_counts_sandwich_equals_row_sandwich_for_unit_outcomes():
@@ -124,3 +126,20 @@ def test_hessian_intervals_with_a_tiny_prior_match_the_unpenalised_fit():
     for l2 in (1e-6, 1e-3):
         got = elo_table(fit_bt(c, l2=l2), se="hessian")["se"].to_numpy()
         np.testing.assert_allclose(got, ref, rtol=2e-3)
+
+
+def test_counts_only_sandwich_of_continuous_outcomes_raises_with_the_reason():
+    # the pair counts of continuous outcomes hold sum(w o) but not sum(w o^2): a sandwich from them alone is
+    # not the sandwich (the meat needs (o - p)^2 per comparison), so it is refused, and the frame gives the
+    # exact one (statsmodels' HC0 above)
+    frame = data().assign(weight=1.0)
+    fit = fit_bt(aggregate(frame), ties="half")
+    assert fit.counts.continuous
+    with pytest.raises(ValueError, match="continuous outcomes.*frame="):
+        fit.covariance("sandwich")
+    with pytest.raises(ValueError, match="continuous outcomes"):
+        fit.se("sandwich")
+    ref = glm(frame, cov_type="HC0")
+    np.testing.assert_allclose(differences_cov(fit.covariance("sandwich", frame=frame)), ref.cov_params(),
+                               rtol=1e-6, atol=1e-12)
+    assert not fit_bt(aggregate(frame.assign(outcome=frame["outcome"].round()))).counts.continuous

@@ -164,7 +164,7 @@ def test_simultaneous_rank_intervals_cover_true_ranks():
         frame = pd.DataFrame({"player_a": [names[k] for k in a], "player_b": [names[k] for k in b],
                               "outcome": y, "weight": 1.0})
         fit = fit_bt(aggregate(frame))
-        boot = bootstrap_bt(frame, n_boot=200, rng=seed, fit=fit)
+        boot = bootstrap_bt(frame, n_resamples=200, rng=seed, fit=fit)
         lo, hi = rank_intervals(fit.theta, boot.theta)
         covered += bool(np.all((lo <= true_rank) & (true_rank <= hi)))
     assert covered / n_rep >= 0.95, covered

@@ -48,7 +48,7 @@ def _check_folder(out: Path) -> _Links:
 
 
 def test_seed002_report_shows_both_units(tmp_path):
-    out = write_report(tmp_path / "r", scores=SEED002, title="Seed 002", seed=3)
+    out = write_report(tmp_path / "r", scores=SEED002, title="Seed 002", rng=3)
     _check_folder(out)
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "Unit of analysis" in md and "Welch two-sample t-test" in md and "Exact sign test" in md
@@ -97,8 +97,8 @@ def test_cli_report_on_llmfao_has_head_to_head_tests(tmp_path):
 
 
 def test_same_seed_same_report(tmp_path):
-    a = write_report(tmp_path / "a", scores=SEED002, seed=5)
-    b = write_report(tmp_path / "b", scores=SEED002, seed=5)
+    a = write_report(tmp_path / "a", scores=SEED002, rng=5)
+    b = write_report(tmp_path / "b", scores=SEED002, rng=5)
     assert (a / "report.md").read_text() == (b / "report.md").read_text()
     for png in (a / "figures").glob("*.png"):
         assert png.read_bytes() == (b / "figures" / png.name).read_bytes()
@@ -115,7 +115,7 @@ def test_extra_section_builder_is_rendered(tmp_path):
                                           Table(pd.DataFrame({"budget": [1, 10], "elo": [1000.0, 1100.5]}),
                                                 csv="tables/curve.csv")))
 
-    out = write_report(tmp_path / "x", scores=SEED002, extra_sections=[budget_section], params={"k": 4}, seed=9)
+    out = write_report(tmp_path / "x", scores=SEED002, extra_sections=[budget_section], params={"k": 4}, rng=9)
     links = _check_folder(out)
     assert "figures/elo_per_budget.png" in links.images and "elo-per-budget" in links.ids
     assert "seed 9, k = 4" in (out / "report.md").read_text()

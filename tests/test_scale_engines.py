@@ -145,11 +145,11 @@ def test_weight_two_equals_every_row_twice(interval, cluster, ties):
     """Frequency weights: weight 2 everywhere is the same data as every row duplicated, in every interval."""
     base = weighted_data()
     doubled = leaderboard(base.assign(weight=2.0), interval=interval, cluster=cluster, ties=ties,
-                          n_boot=200, rng=3)
+                          n_resamples=200, rng=3)
     twice = leaderboard(pd.concat([base, base], ignore_index=True), interval=interval, cluster=cluster,
-                        ties=ties, n_boot=200, rng=3)
+                        ties=ties, n_resamples=200, rng=3)
     pd.testing.assert_frame_equal(doubled, twice, check_exact=False, rtol=1e-9, atol=1e-9)
-    once = leaderboard(base, interval=interval, cluster=cluster, ties=ties, n_boot=200, rng=3)
+    once = leaderboard(base, interval=interval, cluster=cluster, ties=ties, n_resamples=200, rng=3)
     if interval != "bootstrap":
         # twice the rows: Wald intervals narrower by sqrt(2); clustered, the copies share their
         # cluster (perfectly dependent), so the cluster-robust interval does not move
@@ -163,7 +163,7 @@ def test_non_integer_weights_keep_the_total_weight_in_a_replicate():
     from evalkit.ratings.counts import as_cells
 
     base = weighted_data().assign(weight=0.5)  # total weight 200 = 200 draws of weight 1 each
-    boot = bootstrap_bt(base, n_boot=50, rng=0)
+    boot = bootstrap_bt(base, n_resamples=50, rng=0)
     cells = as_cells(base)
     _, draw = _units(cells.cells, boot.fit, None)
     assert draw.n == 200 and draw.scale == 1.0

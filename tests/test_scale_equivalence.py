@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from evalkit.engine import aggregate_comparisons
 from evalkit.ratings import leaderboard
@@ -65,19 +66,28 @@ def test_leaderboard_equals_the_row_based_code(name, ties, interval, cluster, an
             leaderboard(counts, **kw)
         assert str(exc.value)[:200] == ref["error"]
         return
-    # the old cluster-robust sandwich had no small-sample factor: CR0
+    # the old cluster-robust sandwich had no small-sample factor (CR0) and a normal quantile; evalkit's
+    # cluster-robust intervals now take t(G - 1): the same SEs, arms longer by t / z
     table = leaderboard(counts, cluster_correction="CR0", **kw).set_index("model").loc[ref["model"]]
+    stretch = 1.0
+    if cluster:
+        g = table.attrs["n_clusters"]
+        stretch = stats.t.ppf(0.975, g - 1) / stats.norm.ppf(0.975)
+    elo = np.asarray(ref["elo"])
     for col in ("elo", "ci_low", "ci_high"):
-        np.testing.assert_allclose(table[col], ref[col], rtol=0, atol=1e-9, err_msg=col)
+        want = elo + stretch * (np.asarray(ref[col]) - elo)
+        np.testing.assert_allclose(table[col], want, rtol=0, atol=1e-9, err_msg=col)
     for col in ("n", "wins", "losses", "ties", "win_rate"):
         np.testing.assert_allclose(table[col], ref[col], rtol=1e-12, atol=1e-12, err_msg=col)
-    if cluster:  # CR1 widens every interval by sqrt(G / (G - 1)) around the same estimate
+    if cluster:  # CR1 widens every interval by sqrt(G / (G - 1) * (N - 1) / (N - K)) around the same estimate
         cr1 = leaderboard(counts, **kw).set_index("model").loc[ref["model"]]
         g = cr1.attrs["n_clusters"]
         assert g == counts.cells[cluster].nunique() and cr1.attrs["cluster_correction"] == "CR1"
-        half = (np.asarray(ref["ci_high"]) - np.asarray(ref["ci_low"])) / 2
-        np.testing.assert_allclose((cr1["ci_high"] - cr1["ci_low"]) / 2, half * np.sqrt(g / (g - 1)),
-                                   rtol=1e-9, atol=1e-9)
+        n_obs, k = float(counts.cells["weight"].sum()), len(ref["model"]) - 1 + (ties == "davidson")
+        half = stretch * (np.asarray(ref["ci_high"]) - np.asarray(ref["ci_low"])) / 2
+        np.testing.assert_allclose((cr1["ci_high"] - cr1["ci_low"]) / 2,
+                                   half * np.sqrt(g / (g - 1) * (n_obs - 1) / (n_obs - k)), rtol=1e-9,
+                                   atol=1e-9)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

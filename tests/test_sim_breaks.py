@@ -11,7 +11,7 @@ import pytest
 from evalkit.sim.breaks import BREAKS, break_params
 from evalkit.sim.claims import CLAIMS, evidence_kinds
 from evalkit.sim.experiments import load_params
-from evalkit.sim.reproduce import reproduce
+from evalkit.studies.reproduce import reproduce
 
 # Rows that are evidence on the reduced set (bundled parameters, seeds 0-2, 4 DAGs each), from
 # reproduce(None, seeds=(0, 1, 2), n_dags=4, figures=False) when data/sim/calibrated.json v4 was adopted.

@@ -10,8 +10,8 @@ from evalkit.cli import main
 from evalkit.sim import GeneratorParams
 from evalkit.sim.claims import CLAIMS
 from evalkit.sim.experiments import SimParams, load_params, save_params
-from evalkit.sim.reproduce import reproduce, to_markdown
 from evalkit.sim.sessions import population_scale, session_trace, session_traces
+from evalkit.studies.reproduce import reproduce, to_markdown
 
 SMALL = GeneratorParams(n_steps=80.0, n_layers=6.0, cost_law="geometric", cost_growth=6.0)
 

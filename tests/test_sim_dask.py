@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.sim import GeneratorParams
 from evalkit.sim.experiments import SimParams
-from evalkit.sim.reproduce import reproduce
+from evalkit.studies.reproduce import reproduce
 
 distributed = pytest.importorskip("distributed")
 

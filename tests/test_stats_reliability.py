@@ -42,11 +42,34 @@ def test_pass_at_k_and_pass_hat_k_equal_their_closed_forms():
         assert t.loc[(k, "pass@k"), "estimate"] == pytest.approx(at_k, rel=1e-12)
         assert t.loc[(k, "pass^k"), "estimate"] == pytest.approx(hat_k, rel=1e-12)
         assert t.loc[(k, "pass@k"), "tasks_short"] == len(counts) - len(use)
-    # interval: t over tasks of the per-task estimates (the task is the unit)
+    # interval: Korn & Graubard (1998), as R survey's svyciprop(method = "beta"): the effective sample size
+    # n* = p (1 - p) / SE^2 of the per-task estimates (the task is the unit), times (z / t_{T-1})^2, and
+    # Clopper-Pearson's beta quantiles at n* p successes; capped at the T n / k disjoint k-run blocks
     per = np.array([math.comb(c, 2) / math.comb(n, 2) for n, c in counts.values()])
-    lo, hi = stats.t.interval(0.95, len(per) - 1, loc=per.mean(), scale=per.std(ddof=1) / np.sqrt(len(per)))
-    assert t.loc[(2, "pass^k"), "ci_low"] == pytest.approx(max(0.0, lo), rel=1e-12)
-    assert t.loc[(2, "pass^k"), "ci_high"] == pytest.approx(hi, rel=1e-12)
+    m, v = per.mean(), per.var(ddof=1) / len(per)
+    cap = sum(n // 2 for n, _ in counts.values())
+    n_eff = min(cap, m * (1 - m) / v) * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, len(per) - 1)) ** 2
+    assert t.loc[(2, "pass^k"), "n_eff"] == pytest.approx(n_eff, rel=1e-12)
+    lo = stats.beta.ppf(0.025, n_eff * m, n_eff * (1 - m) + 1)
+    hi = stats.beta.ppf(0.975, n_eff * m + 1, n_eff * (1 - m))
+    assert t.loc[(2, "pass^k"), "ci_low"] == pytest.approx(lo, rel=1e-10)
+    assert t.loc[(2, "pass^k"), "ci_high"] == pytest.approx(hi, rel=1e-10)
+
+
+def test_pass_hat_k_interval_is_never_zero_width_at_the_boundary():
+    # 24 tasks, 0-5 passes of 6 each: no task passes all six runs, pass^6 = 0. A t interval over tasks
+    # was [0, 0]; Clopper-Pearson on the cap of 24 blocks (times the t(23) adjustment) gives [0, u] with
+    # u = 1 - 0.025^(1 / n*), the exact upper bound for 0 successes in n* trials
+    counts = {f"t{i:02d}": (6, i % 6) for i in range(24)}
+    t = reliability(_outcomes(counts), ks=[6]).pass_k.set_index(["k", "metric"])
+    row = t.loc[(6, "pass^k")]
+    n_eff = 24 * (stats.norm.ppf(0.975) / stats.t.ppf(0.975, 23)) ** 2
+    assert row["estimate"] == 0 and row["ci_low"] == 0
+    assert row["ci_high"] == pytest.approx(1 - 0.025 ** (1 / n_eff), rel=1e-10)
+    assert row["ci_high"] > 0.1
+    # and every task passing every run: pass@6 = 1 with a lower bound below 1
+    full = reliability(_outcomes({f"t{i}": (6, 6) for i in range(24)}), ks=[6]).pass_k.set_index(["k", "metric"])
+    assert full.loc[(6, "pass@k"), "ci_high"] == 1 and 0.8 < full.loc[(6, "pass@k"), "ci_low"] < 1
 
 
 def test_flaky_detection_flags_a_planted_coin_and_leaves_a_deterministic_task():
@@ -96,12 +119,35 @@ def test_variance_components_equal_statsmodels_mixedlm_reml_on_balanced_runs():
 def test_mcnemar_sample_size_matches_connor_published_example():
     # Connor (1987), p. 209, as tabulated by powerandsamplesize.com (Compare Paired Proportions, McNemar):
     # p01 = 0.45, p10 = 0.05, alpha = 0.05 -> ceiling(n) = 23 two-sided at power 0.8, and 23 one-sided at 0.9
-    assert math.ceil(mcnemar_sample_size(0.05, 0.45)) == 23
-    assert math.ceil(mcnemar_sample_size(0.45, 0.05, alternative="greater", power=0.9)) == 23
+    assert math.ceil(mcnemar_sample_size(0.05, 0.45, method="connor")) == 23
+    assert math.ceil(mcnemar_sample_size(0.45, 0.05, alternative="greater", power=0.9, method="connor")) == 23
+    n = mcnemar_sample_size(0.05, 0.45, method="connor")
+    assert mcnemar_power(n, 0.05, 0.45, method="connor") == pytest.approx(0.8, abs=1e-6)  # + the far tail's 1e-8
+    d = mcnemar_mde(40, 0.3, method="connor")
+    assert mcnemar_power(40, (0.3 + d) / 2, (0.3 - d) / 2, method="connor") == pytest.approx(0.8, abs=1e-9)
+
+
+def _enumerated_power(n: int, p10: float, p01: float, alpha: float = 0.05) -> float:
+    """Power of statsmodels' exact McNemar test by summing the multinomial probability of every table."""
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            if b + c and mcnemar([[0, b], [c, 0]], exact=True).pvalue <= alpha:
+                total += math.comb(n, b) * math.comb(n - b, c) * p10**b * p01**c * (1 - p10 - p01) ** (n - b - c)
+    return total
+
+
+def test_exact_mcnemar_is_the_default_and_its_sample_size_reaches_the_power():
+    # Connor's 23 pairs give the exact test that evalkit runs only 0.77 power; the exact sample size is the
+    # smallest n whose enumerated power reaches 0.8
     n = mcnemar_sample_size(0.05, 0.45)
-    assert mcnemar_power(n, 0.05, 0.45) == pytest.approx(0.8, abs=1e-6)  # + the far tail's 1e-8
+    assert n == 25
+    assert _enumerated_power(25, 0.05, 0.45) >= 0.8 > _enumerated_power(24, 0.05, 0.45)
+    assert _enumerated_power(23, 0.05, 0.45) == pytest.approx(mcnemar_power(23, 0.05, 0.45), rel=1e-10)
+    assert mcnemar_power(23, 0.05, 0.45) < 0.78 < mcnemar_power(23, 0.05, 0.45, method="connor")
     d = mcnemar_mde(40, 0.3)
     assert mcnemar_power(40, (0.3 + d) / 2, (0.3 - d) / 2) == pytest.approx(0.8, abs=1e-9)
+    assert d > mcnemar_mde(40, 0.3, method="connor")  # the approximation promises more than the test gives
 
 
 def test_exact_mcnemar_power_equals_enumeration_with_statsmodels():

@@ -142,20 +142,33 @@ def test_monte_carlo_permutation_close_to_exact_and_reproducible():
     assert abs(mc1.pvalue - exact.pvalue) < 4 * np.sqrt(exact.pvalue / 4000) + 1 / 4000
 
 
-def test_paired_bootstrap_matches_scipy_percentile():
+def test_paired_bootstrap_t_matches_scipy_resamples():
     rng = np.random.default_rng(3)
     x = rng.normal(0.6, 0.2, 40)
     y = x - rng.normal(0.05, 0.1, 40)
+    d = x - y
     r = paired_bootstrap(x, y, n_resamples=5000, rng=11)
-    ref = stats.bootstrap((x - y,), np.mean, n_resamples=5000, method="percentile",
-                          rng=np.random.default_rng(11), vectorized=True)
+    # scipy.stats.bootstrap draws the same index stream (rng.integers(0, n, (B, n))): its distribution of
+    # t* = (mean* - mean) / (sd* / sqrt(n)) gives the bootstrap-t interval and p-value independently
+    se = d.std(ddof=1) / np.sqrt(d.size)
+
+    def tstat(s, axis=-1):
+        return (s.mean(axis=axis) - d.mean()) / (s.std(axis=axis, ddof=1) / np.sqrt(s.shape[axis]))
+
+    ref = stats.bootstrap((d,), tstat, n_resamples=5000, method="percentile", rng=np.random.default_rng(11),
+                          vectorized=True)
+    tstar = ref.bootstrap_distribution
+    q_lo, q_hi = np.quantile(tstar, [0.025, 0.975])
     lo, hi = r.confidence_interval()
-    # same seed, same index stream (rng.integers(0, n, (B, n))) -> scipy's percentile interval exactly
-    assert lo == pytest.approx(ref.confidence_interval.low, rel=1e-12)
-    assert hi == pytest.approx(ref.confidence_interval.high, rel=1e-12)
-    assert r.details["se"] == pytest.approx(ref.standard_error, rel=1e-12)
+    assert lo == pytest.approx(d.mean() - q_hi * se, rel=1e-12)
+    assert hi == pytest.approx(d.mean() - q_lo * se, rel=1e-12)
+    t_obs = d.mean() / se
+    assert r.pvalue == pytest.approx((np.sum(np.abs(tstar) >= abs(t_obs)) + 1) / 5001, rel=1e-12)
+    means = stats.bootstrap((d,), np.mean, n_resamples=5000, method="percentile", rng=np.random.default_rng(11),
+                            vectorized=True)
+    assert r.details["se"] == pytest.approx(means.standard_error, rel=1e-12)
     assert paired_bootstrap(x, y, n_resamples=500, rng=5) == paired_bootstrap(x, y, n_resamples=500, rng=5)
-    # the bootstrap p-value is close to the paired t p-value on near-normal differences
+    # on near-normal differences the bootstrap-t p-value is close to the paired t-test's
     assert r.pvalue == pytest.approx(stats.ttest_rel(x, y).pvalue, abs=0.01)
 
 

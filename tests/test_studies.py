@@ -140,7 +140,7 @@ def test_final_scores_are_best_so_far_at_budget(small_result):
 
 
 def test_demo_writes_a_complete_report(tmp_path):
-    out = run_demo(tmp_path / "demo", config=SMALL, seed=1)
+    out = run_demo(tmp_path / "demo", config=SMALL, rng=1)
     html = (out / "report.html").read_text()
     pngs = sorted(p.name for p in (out / "figures").glob("*.png"))
     assert "figure11.png" in pngs

@@ -107,8 +107,13 @@ def test_style_cluster_robust_equals_statsmodels_cluster(battles, capsys):
     out = _rate_json(capsys, battles, "--style", "len_a:len_b", "--cluster", "item")
     board = pd.DataFrame(out["leaderboard"]).set_index("model").loc[NAMES]
     coefs = pd.DataFrame(out["style_coefficients"])
-    np.testing.assert_allclose(board["ci_high"] - board["elo"], stats.norm.ppf(0.975) * se, atol=1e-5)
+    # the SE is statsmodels' CR1; the interval and p-value read it off t(G - 1), as every cluster-robust
+    # interval in evalkit does
+    g = raw["question_id"].nunique()
+    np.testing.assert_allclose(board["ci_high"] - board["elo"], stats.t.ppf(0.975, g - 1) * se, atol=1e-5)
     np.testing.assert_allclose(coefs["se"], beta_se, atol=1e-7)
+    np.testing.assert_allclose(coefs["pvalue"], 2 * stats.t.sf(np.abs(coefs["coef"] / beta_se), g - 1), rtol=1e-6)
+    assert (coefs["df"] == g - 1).all()
     # CR0: use_correction=False
     *_, beta_se0 = _reference(raw, [_z(raw)], cov_type="cluster",
                               cov_kwds={"groups": groups, "use_correction": False})

@@ -7,7 +7,7 @@ Typical use::
     from evalkit.budget import elo_curves, inflection_point
 
     traces = read_traces("sessions.csv")
-    res = elo_curves(traces, mode="self", grid=1.5, bootstrap=500, rng=0)
+    res = elo_curves(traces, mode="self", grid=1.5, n_resamples=500, rng=0)
     res.curve                      # system, budget, elo, ci_low, ci_high, n_games, ...
     inflection_point(res, system="agent-a").b_inf
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.ratings.bt import fit_bt
+from evalkit.ratings.bt import TiesMode, fit_bt
 from evalkit.ratings.counts import PairCounts
 from evalkit.ratings.existence import exists_batch
 
@@ -45,7 +45,7 @@ def fit_elo(
     ties: np.ndarray,
     *,
     anchors: np.ndarray,
-    ties_mode: str = "half",
+    ties_mode: TiesMode = "half",
     prior: float = 0.0,
     init: np.ndarray | None = None,
     strict: bool = True,
@@ -118,7 +118,7 @@ def fit_elo_replicates(
     *,
     anchors: np.ndarray,
     init_elo: np.ndarray,
-    ties_mode: str = "half",
+    ties_mode: TiesMode = "half",
     prior: float = 0.0,
 ) -> tuple[np.ndarray, int]:
     """Elo of every bootstrap replicate, ``(R, P)``; failed replicates are all-NaN rows.

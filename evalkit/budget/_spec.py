@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalkit.budget.games import MISSING
+from evalkit.ratings.bt import TiesMode
 
 __all__ = ["MODES", "CurveSpec"]
 
@@ -31,11 +32,11 @@ class CurveSpec:
     budgets: np.ndarray | None
     start: float | None
     stop: float | None
-    bootstrap: int
+    n_resamples: int
     confidence_level: float
     missing: str
     within_session: bool | None
-    ties: str
+    ties: TiesMode
     prior: float
     higher_is_better: bool
     anchor: str | None
@@ -46,8 +47,8 @@ class CurveSpec:
             raise ValueError(f"mode must be one of {MODES}; got {self.mode!r}.")
         if self.missing not in MISSING:
             raise ValueError(f"missing must be one of {MISSING}; got {self.missing!r}.")
-        if not (isinstance(self.bootstrap, (int, np.integer)) and self.bootstrap >= 0):
-            raise ValueError(f"bootstrap must be an integer >= 0; got {self.bootstrap!r}.")
+        if not (isinstance(self.n_resamples, (int, np.integer)) and self.n_resamples >= 0):
+            raise ValueError(f"n_resamples must be an integer >= 0; got {self.n_resamples!r}.")
         if not 0 < self.confidence_level < 1:
             raise ValueError(f"confidence_level must be in (0, 1); got {self.confidence_level!r}.")
         if not (np.isfinite(self.prior) and self.prior >= 0):
@@ -62,7 +63,7 @@ class CurveSpec:
     def options(self) -> dict:
         """The options recorded in :attr:`CurveResult.options`."""
         return {
-            "grid": self.grid, "bootstrap": int(self.bootstrap), "missing": self.missing,
+            "grid": self.grid, "n_resamples": int(self.n_resamples), "missing": self.missing,
             "within_session": self.within, "ties": self.ties, "prior": self.prior,
             "higher_is_better": self.higher_is_better,
         }

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._rng import RNGLike, as_generator
 from evalkit.budget._fit import fit_elo, fit_elo_replicates
 from evalkit.budget._spec import CurveSpec
 from evalkit.budget.games import GameCounts, count_games
 from evalkit.budget.grid import Checkpoints, best_so_far
+from evalkit.ratings.bt import TiesMode
 
 __all__ = ["TiesWarning", "CurveResult", "elo_curves", "session_multiplicity"]
 
@@ -57,6 +61,9 @@ class CurveResult:
         The options the curves were made with.
     converged : dict
         Fit name -> whether the point-estimate Bradley–Terry fit converged.
+    sessions_per_task : dict
+        System -> harmonic mean of its sessions per task (the bootstrap resamples that many per
+        task; :func:`evalkit.budget.inflection_point` corrects its band for so few).
     """
 
     curve: pd.DataFrame
@@ -69,6 +76,7 @@ class CurveResult:
     tie_share: dict[str, float]
     options: dict = field(default_factory=dict)
     converged: dict[str, bool] = field(default_factory=dict)
+    sessions_per_task: dict[str, float] = field(default_factory=dict)
 
     @property
     def n_failed(self) -> int:
@@ -92,35 +100,37 @@ class CurveResult:
         return self.curve["ci_low"].to_numpy(), self.curve["ci_high"].to_numpy()
 
 
-def session_multiplicity(sessions: pd.DataFrame, n_replicates: int, rng: RNGLike) -> np.ndarray:
+@renamed_keywords(n_replicates="n_resamples")
+def session_multiplicity(sessions: pd.DataFrame, n_resamples: int, rng: RNGLike) -> np.ndarray:
     """Bootstrap draw counts of each session, resampled within its (system, task).
 
     Parameters
     ----------
     sessions : pandas.DataFrame
         One row per session with ``system`` and ``task``.
-    n_replicates : int
+    n_resamples : int
     rng : int or numpy.random.Generator
 
     Returns
     -------
     numpy.ndarray
-        Shape ``(n_replicates, len(sessions))``; each (system, task) block of every row sums
+        Shape ``(n_resamples, len(sessions))``; each (system, task) block of every row sums
         to the block's number of sessions.
     """
     gen = as_generator(rng)
-    out = np.zeros((n_replicates, len(sessions)))
-    groups = sessions.groupby(["system", "task"], sort=True).indices
-    rows = np.arange(n_replicates)[:, None]
+    out = np.zeros((n_resamples, len(sessions)))
+    groups: dict[Any, np.ndarray] = {k: np.asarray(v) for k, v in
+                                     sessions.groupby(["system", "task"], sort=True).indices.items()}
+    rows = np.arange(n_resamples)[:, None]
     for key in sorted(groups):
         idx = groups[key]
-        draw = gen.integers(0, idx.size, size=(n_replicates, idx.size))
+        draw = gen.integers(0, idx.size, size=(n_resamples, idx.size))
         np.add.at(out, (rows, idx[draw]), 1.0)
     return out
 
 
 def _fit_all(
-    counts: GameCounts, anchors: np.ndarray, ties: str, prior: float
+    counts: GameCounts, anchors: np.ndarray, ties: TiesMode, prior: float
 ) -> tuple[np.ndarray, np.ndarray, int, bool]:
     """Point estimate (replicate 0, strict) and warm-started replicate fits."""
     elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
@@ -226,7 +236,7 @@ def _warn_ties(shares: dict[str, float], threshold: float) -> None:
 def _bands(reps: np.ndarray, spec: CurveSpec, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bands of the replicate Elo (NaN without a bootstrap)."""
     alpha = (1.0 - spec.confidence_level) / 2.0
-    if spec.bootstrap:
+    if spec.n_resamples:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             lo, hi = np.nanquantile(reps, [alpha, 1.0 - alpha], axis=0)
@@ -269,20 +279,21 @@ def _curve_frame(
     )
 
 
+@renamed_keywords(bootstrap="n_resamples")
 def elo_curves(
     traces: pd.DataFrame | Checkpoints,
     *,
     mode: str = "self",
     grid: float = 1.5,
-    budgets: np.ndarray | None = None,
+    budgets: ArrayLike | None = None,
     start: float | None = None,
     stop: float | None = None,
-    bootstrap: int = 500,
+    n_resamples: int = 500,
     rng: RNGLike = 0,
     confidence_level: float = 0.95,
     missing: str = "drop",
     within_session: bool | None = None,
-    ties: str = "half",
+    ties: TiesMode = "half",
     prior: float = 0.0,
     higher_is_better: bool = True,
     anchor: str | None = None,
@@ -303,8 +314,9 @@ def elo_curves(
         Explicit checkpoints.
     start, stop : float, optional
         First checkpoint and cap of the grid (default: smallest and largest submission budget).
-    bootstrap : int
-        Session-bootstrap replicates (0 for none; then the bands are NaN).
+    n_resamples : int
+        Session-bootstrap replicates (0 for none; then the bands are NaN); ``bootstrap`` is its
+        deprecated name.
     rng : int or numpy.random.Generator
         Seed of the bootstrap.
     confidence_level : float
@@ -343,16 +355,24 @@ def elo_curves(
     1.7 s (joint) on 2 cores (``scripts/bench_budget.py``). In simulated studies of that design
     (Gumbel offsets, true 400 Elo/decade) the 95 % bands covered the true curve in 93-95 % of
     60 studies.
+
+    Examples
+    --------
+    >>> import evalkit
+    >>> sim = evalkit.simulate(n_tasks=3, n_sessions=3, rng=0)  # a session table
+    >>> res = elo_curves(sim.traces, mode="self", n_resamples=0)
+    >>> res.mode, sorted(res.curve["system"].unique())[:2]
+    ('self', ['group@4', 'pass@1'])
     """
     spec = CurveSpec(
-        mode=mode, grid=grid, budgets=budgets, start=start, stop=stop, bootstrap=bootstrap,
+        mode=mode, grid=grid, budgets=None if budgets is None else np.asarray(budgets, dtype=float), start=start, stop=stop, n_resamples=n_resamples,
         confidence_level=confidence_level, missing=missing, within_session=within_session,
         ties=ties, prior=prior, higher_is_better=higher_is_better, anchor=anchor,
         tie_warning=tie_warning,
     )
     ck = _checkpoints(traces, spec)
     systems = tuple(sorted(ck.sessions["system"].unique()))
-    mult = _multiplicities(ck.sessions, spec.bootstrap, rng)
+    mult = _multiplicities(ck.sessions, spec.n_resamples, rng)
     fits = []
     # a for loop, not a comprehension: before Python 3.12 a comprehension is one more frame,
     # which would shift the stacklevel of _fit_all's warning away from our caller
@@ -363,10 +383,12 @@ def elo_curves(
     reps = np.concatenate([f.replicates for f in fits], axis=1)
     lo, hi = _bands(reps, spec, sum(f.elo.size for f in fits))
     failed = {f.name: f.failed for f in fits}
-    _warn_failed(failed, spec.bootstrap)
+    _warn_failed(failed, spec.n_resamples)
     return CurveResult(
         curve=_curve_frame(ck, systems, fits, lo, hi), mode=spec.mode, budgets=ck.budgets,
         anchors={s: f.anchor_budget for f in fits for s in f.systems}, replicates=reps,
         failed=failed, confidence_level=spec.confidence_level, tie_share=shares, options=spec.options,
         converged={f.name: f.converged for f in fits},
+        sessions_per_task={str(k): float(len(v) / np.sum(1.0 / v)) for k, v in
+                           ck.sessions.groupby(["system", "task"]).size().groupby(level=0)},
     )

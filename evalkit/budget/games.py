@@ -24,7 +24,9 @@ _CHUNK_CELLS = 2_000_000  # session pairs per stacked product x (checkpoint pair
 
 def _chunks(parts: list, max_rows: int) -> list[list]:
     """Group consecutive blocks so that each group has at most ``max_rows`` session pairs."""
-    out, cur, rows = [], [], 0
+    out: list[list] = []
+    cur: list = []
+    rows = 0
     for part in parts:
         n = part[1].shape[0]
         if cur and rows + n > max_rows:

@@ -39,6 +39,8 @@ _COMMANDS: tuple[str, ...] = (
     "curve",
     "report",
     "compare",
+    "horizon",
+    "frontier",
     "verify",
 )
 # library keyword -> CLI flag, where the names differ (others: --keyword with - for _)

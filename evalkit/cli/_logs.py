@@ -10,10 +10,12 @@ import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # the readers (pandas) load when a command reads logs, not while its parser is built
+    import pandas as pd
 
-from evalkit.io.logs import LOG_FORMATS, LogOptions, log_format, read_logs
+    from evalkit.io.logs import LogOptions
 
 __all__ = ["add_log_arguments", "log_options", "looks_like_logs", "read_log_inputs", "cli_remedies",
            "parse_mapping", "parse_floats"]
@@ -41,6 +43,11 @@ _REMEDIES: tuple[tuple[str, str], ...] = (
     (r"add an L2 prior \(e\.g\. fit_bt\(\.\.\., l2=[0-9.]+\), which shrinks the ratings and always exists\)",
      "add symmetric pseudo-games with --prior N (ratings then always exist)"),
     (r"start the grid later", "start the grid later (--start)"),
+    (r"^n_tasks must be", "--tasks must be"),
+    (r"^n_sessions must be", "--sessions must be"),
+    (r"^bootstrap must be an integer", "--bootstrap must be an integer"),
+    (r"real_data '([^']*)' is not a file; pass real_data=None to skip the second report\.",
+     r"--real-data '\1' is not a file; pass --no-real-data to skip the second report."),
 )
 
 
@@ -108,6 +115,7 @@ def add_log_arguments(p: argparse.ArgumentParser) -> None:
 
 def log_options(args: argparse.Namespace, metadata: Sequence[str] = ()) -> LogOptions:
     """The :class:`LogOptions` the flags ask for (reading the SWE-bench report / id list here)."""
+    from evalkit.io.logs import LogOptions
     from evalkit.io.swe_bench import read_resolved_ids, read_swe_bench_report
 
     if args.resolved and args.resolved_ids:
@@ -129,6 +137,8 @@ def looks_like_logs(paths: Sequence[str], mapping: dict[str, str] | None = None)
     p = Path(paths[0])
     if not p.is_file():
         return True  # a folder or a glob
+    from evalkit.io.logs import LOG_FORMATS, log_format
+
     fmt = log_format(p)
     if fmt != "events":
         return fmt in LOG_FORMATS
@@ -141,5 +151,7 @@ def looks_like_logs(paths: Sequence[str], mapping: dict[str, str] | None = None)
 def read_log_inputs(args: argparse.Namespace, paths: Sequence[str], *, metadata: Sequence[str] = (),
                     progress: object = None) -> pd.DataFrame:
     """Read files / folders / globs of logs with the flags' options (errors name the flags)."""
+    from evalkit.io.logs import read_logs
+
     with cli_remedies():
         return read_logs(list(paths), log_options(args, metadata), progress=progress)  # type: ignore[arg-type]

@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
+from evalkit.cli._choices import LazyChoices, add_lazy_choice
+from evalkit.cli._flags import add_confidence_level, add_rng
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, read_log_inputs
-from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
-from evalkit.stats.runs import RUN_TESTS
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
+    import pandas as pd
 
 __all__ = ["register", "run", "read_outcomes"]
 
@@ -43,13 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cluster-regex", default=None, metavar="REGEX",
                    help="task cluster from the task id: the first group of REGEX, e.g. '^(.+)-[0-9]+$' for "
                         "SWE-bench repositories")
-    p.add_argument("--test", choices=list(RUN_TESTS), default="auto",
+    add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.runs", "RUN_TESTS"), default="auto",
                    help="auto (default): McNemar for one pass/fail run per task, else sign-flip permutation")
-    p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm", help="over the pairs (holm)")
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm", help="over the pairs (holm)")
     p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals (0.95)")
+    add_confidence_level(p, "--confidence")
     p.add_argument("--n-resamples", type=int, default=9999, help="permutation / bootstrap resamples (9999)")
-    p.add_argument("--seed", type=int, default=0)
+    add_rng(p, "--seed", help="seed of the permutation / bootstrap resamples")
     p.add_argument("--pass-threshold", type=float, default=None, metavar="T",
                    help="reliability: a run passes when its score >= T (default: scores must be 0/1)")
     p.add_argument("--noise", type=float, default=0.05, help="per-run glitch rate of the flaky-task test (0.05)")
@@ -82,14 +84,15 @@ def _plan(args: argparse.Namespace) -> int:
     if missing:
         raise ValueError(f"--plan needs {' and '.join(missing)} (and optionally --epochs, --icc, --effect).")
     table = cluster_design(args.tasks, args.epochs, base_rate=args.baseline_rate, icc=args.icc, effect=args.effect,
-                           power=args.power, alpha=args.alpha, discordance=args.discordance)
+                           power=args.power, alpha=args.alpha, discordance=args.discordance, noise=args.noise)
     print(f"power plan: {args.tasks} tasks x {args.epochs} run(s), baseline pass rate {args.baseline_rate:g}, "
           f"icc {args.icc:g}, alpha {args.alpha:g}, power {args.power:g}"
           + (f", effect {args.effect:g}" if args.effect is not None else "") + "\n")
     print(to_markdown(table, floatfmt=".4g"))
     print("\nmde: smallest difference in pass rate detected; tasks_needed (at --epochs runs) and runs_needed (at "
           "--tasks tasks) for --effect. 'paired tasks' assumes both systems share each task's difficulty (best "
-          "case), 'independent tasks' that they share nothing (worst case).")
+          "case), 'independent tasks' that they share nothing (worst case). McNemar rows are the exact test's power; "
+          "'flaky-task test' says how many runs per task find a task that passes half its runs.")
     return 0
 
 
@@ -148,6 +151,8 @@ def _clusters_from_ids(tasks: pd.Series, regex: str) -> pd.Series:
     if pattern.groups < 1:
         raise ValueError(f"--cluster-regex {regex!r} needs a group: the cluster is the text it captures.")
     found = tasks.str.extract(pattern, expand=False)
+    import pandas as pd
+
     found = found.iloc[:, 0] if isinstance(found, pd.DataFrame) else found
     if found.isna().any():
         bad = tasks[found.isna()]
@@ -196,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
         "outcomes": outcomes, "read": read, "cluster": "cluster" if args.cluster_regex else args.cluster,
         "test": args.test, "pairs": _order(outcomes, args),
         "baseline": args.baseline, "n_resamples": args.n_resamples, "threshold": args.pass_threshold,
-        "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k")] if args.k else None,
+        "noise": args.noise, "ks": [int(k) for k in parse_floats(args.k, "--k") or ()] if args.k else None,
         "effect": args.effect, "power": args.power, "runs": list(args.runs), "by": args.by,
     }
     with cli_remedies():
@@ -206,8 +211,8 @@ def run(args: argparse.Namespace) -> int:
             names = sorted(set(outcomes["system"]) - {args.baseline})
             params["pairs"] = [(s, args.baseline) for s in names]
         spec = ReportSpec(
-            scores=compare_scores(outcomes), title=args.title, seed=args.seed, alpha=args.alpha,
-            confidence_level=args.confidence, adjust=args.adjust, params=params,
+            scores=compare_scores(outcomes), title=args.title, rng=args.rng, alpha=args.alpha,
+            confidence_level=args.confidence_level, adjust=args.adjust, params=params,
             sections=[inputs_section, *COMPARE_SECTIONS, unit_section, methods_section], raw_csv=args.raw_csv,
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
@@ -215,6 +220,8 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.cli._common import report_headline
 
     report_headline(args.ui, out)
+    import pandas as pd
+
     csv = out / "tables" / "run_comparisons.csv"
     table = pd.read_csv(csv, keep_default_na=False, na_values=[""]) if csv.exists() else None
     if table is not None:
@@ -223,8 +230,8 @@ def run(args: argparse.Namespace) -> int:
         # the CSV's names are neutralised against spreadsheet formulas ('=cmd); the terminal shows them as they are
         from evalkit._escape import neutralize_cell
 
-        names = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
-        table[["a", "b"]] = table[["a", "b"]].astype(str).replace(names)
+        shown = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
+        table[["a", "b"]] = table[["a", "b"]].astype(str).replace(shown)
         args.ui.result(table[cols])
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
     return 0

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from evalkit.cli._common import add_common
+from evalkit.cli._flags import add_n_resamples, add_rng
 from evalkit.cli._logs import (
     add_log_arguments,
     cli_remedies,
@@ -17,6 +17,9 @@ from evalkit.cli._logs import (
     parse_mapping,
     read_log_inputs,
 )
+
+if TYPE_CHECKING:  # pandas loads when the command runs, not while its parser is built
+    import pandas as pd
 
 __all__ = ["register", "run", "read_sessions", "name_systems"]
 
@@ -41,8 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--budgets", default=None, metavar="B1,B2,...", help="explicit checkpoint budgets (overrides --grid)")
     p.add_argument("--start", type=float, default=None, help="first checkpoint (default: smallest budget)")
     p.add_argument("--stop", type=float, default=None, help="last checkpoint cap (default: largest budget)")
-    p.add_argument("--bootstrap", type=int, default=500, help="session-bootstrap replicates (default 500)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    add_n_resamples(p, "--bootstrap", default=500, help="session-bootstrap replicates")
+    add_rng(p, "--seed", help="seed of the bootstrap")
     p.add_argument("--missing", choices=["drop", "lose"], default="drop",
                    help="checkpoints before a session's first submission: drop their games or let them lose")
     p.add_argument("--prior", type=float, default=0.0, help="symmetric pseudo-games per pair (default 0)")
@@ -118,14 +121,16 @@ def run(args: argparse.Namespace) -> int:
             f"{traces['task'].nunique()} tasks, "
             f"{traces[['system', 'task', 'session']].drop_duplicates().shape[0]} sessions")
     budgets = parse_floats(args.budgets, "--budgets")
-    with cli_remedies(), ui.step(f"bootstrap ({args.bootstrap} replicates)"):
+    with cli_remedies(), ui.step(f"bootstrap ({args.n_resamples} replicates)"):
         res = elo_curves(
             traces[["system", "task", "session", "budget", "score"]], mode=args.mode, grid=args.grid,
             budgets=budgets, start=args.start, stop=args.stop,
-            bootstrap=args.bootstrap, rng=args.seed, missing=args.missing, prior=args.prior,
+            n_resamples=args.n_resamples, rng=args.rng, missing=args.missing, prior=args.prior,
             higher_is_better=not args.lower_is_better, within_session=args.within_session,
         )
     infl = [inflection_point(res, system=s, window=args.window, align=args.align) for s in res.systems]
+    import pandas as pd
+
     table = res.curve[["system", "budget", "elo", "ci_low", "ci_high", "n_games", "tie_share"]]
     points = pd.DataFrame([
         {"system": i.system, "b_inf": i.b_inf, "ci_low": i.ci_low, "ci_high": i.ci_high, "status": i.status,
@@ -134,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     ])
     ui.result({
         f"{res.mode}-Elo per budget (anchor: first checkpoint = 1000; {int(res.confidence_level * 100)}% "
-        f"session-bootstrap bands, {args.bootstrap} replicates)": table,
+        f"session-bootstrap bands, {args.n_resamples} replicates)": table,
         "scaling inflection point (last budget with local slope > 400 Elo/decade)": points,
     } if not ui.json else {"curve": table, "inflection": points})
     if args.out:
@@ -143,8 +148,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, res, points, infl) -> None:
-    import matplotlib.pyplot as plt
-
     from evalkit._output import atomic_output_dir
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots.budget import plot_elo_curves
@@ -159,7 +162,6 @@ def _write(args: argparse.Namespace, res, points, infl) -> None:
         with plot_fonts():
             ax = plot_elo_curves(res, inflection=infl)
             missing = save_png(ax.figure, out.path / "curve.png", dpi=120, bbox_inches="tight")
-            plt.close(ax.figure)
         if missing:
             out.record["missing_glyphs"] = missing
     args.ui.info(f"wrote {args.out}/: curve.csv, inflection.csv, curve.png, run.json")

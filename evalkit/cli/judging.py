@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
+    from evalkit.ratings.bt import CovKind
+
 __all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
 
 #: The row-level variants (``--adjust-position``, ``--by``, ``--style``) read the rows themselves, up to this many.
@@ -128,7 +130,8 @@ def write_tables(out, tables: dict[str, pd.DataFrame]) -> list[str]:
 def rate_parameters(args: argparse.Namespace) -> dict:
     """The options of ``evalkit rate`` that shape its numbers, for ``run.json``."""
     return {k: v for k, v in vars(args).items() if k in (
-        "format", "ties", "anchor", "l2", "interval", "bootstrap", "cluster", "cluster_correction", "seed", "level",
+        "format", "ties", "tie_policy", "anchor", "l2", "interval", "n_resamples", "cluster", "cluster_correction", "rng",
+        "confidence_level",
         "engine", "adjust_position", "by", "correction", "style", "style_diff")}
 
 
@@ -152,7 +155,7 @@ def _rate_style(args: argparse.Namespace, frame: pd.DataFrame, *, base: float) -
     flags = _style_flags(args)
     spec = StyleSpec(pairs=tuple((c[0], c[1]) for _, c in flags if len(c) == 2),
                      diffs=tuple(c[0] for _, c in flags if len(c) == 1))
-    res = style_leaderboard(frame, spec, base=base, level=args.level,
+    res = style_leaderboard(frame, spec, base=base, confidence_level=args.confidence_level,
                             kind="hessian" if args.interval == "hessian" else "sandwich", cluster=args.cluster,
                             cr1=args.cluster_correction == "CR1", position=bool(args.adjust_position))
     ui = args.ui
@@ -183,9 +186,9 @@ def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, 
     if args.by is not None:
         from evalkit.ratings.categories import category_leaderboards
 
-        opts = {"ties": args.ties, "l2": args.l2, "cluster": args.cluster, "rng": args.seed,
+        opts = {"ties": args.ties, "l2": args.l2, "cluster": args.cluster, "rng": args.rng,
                 "interval": "bootstrap" if n_boot else args.interval, "n_boot": max(n_boot, 1), "base": base}
-        table = category_leaderboards(frame, args.by, level=args.level, correction=args.correction, **opts)
+        table = category_leaderboards(frame, args.by, confidence_level=args.confidence_level, correction=args.correction, **opts)
         head = [f"\nBradley-Terry Elo per {args.by!r} ({table.attrs['interval']})\n"
                 f"Multiplicity: {table.attrs['correction']}.\n"]
         head += [f"{args.by} = {name}: no ratings ({reason})" for name, reason in table.attrs["skipped"].items()]
@@ -193,8 +196,8 @@ def rate_variant(args: argparse.Namespace, frame: pd.DataFrame, *, base: float, 
         from evalkit.ratings.position import position_leaderboard
 
         _wald_only(args, n_boot, "--adjust-position")
-        kind = "hessian" if args.interval == "hessian" else "sandwich"
-        table = position_leaderboard(frame, base=base, level=args.level, kind=kind, cluster=args.cluster)
+        kind: CovKind = "hessian" if args.interval == "hessian" else "sandwich"
+        table = position_leaderboard(frame, base=base, confidence_level=args.confidence_level, kind=kind, cluster=args.cluster)
         head = [f"\nPosition-adjusted Bradley-Terry Elo leaderboard (ties: half; intervals: {table.attrs['interval']})\n"
                 f"Position: {table.attrs['position']}\n"]
     if args.ui.json:  # --json: the table as JSON on stdout, the headings on stderr

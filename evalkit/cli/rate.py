@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli._common import add_common
-from evalkit.engine.aggregate import AGGREGATION_ENGINES
+from evalkit.cli._flags import add_confidence_level, add_n_resamples, add_rng
+from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]
@@ -35,17 +36,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--l2", type=float, default=0.0, help="L2 prior strength (default 0: maximum likelihood)")
     p.add_argument("--interval", choices=["sandwich", "hessian"], default="sandwich",
                    help="Wald intervals from robust (default) or model-based standard errors; "
-                        "ignored with --bootstrap")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N",
-                   help="percentile intervals from N bootstrap replicates (default: none, Wald intervals)")
+                        "ignored with --n-resamples")
+    add_n_resamples(p, "--bootstrap", default=0,
+                    help="percentile intervals from N bootstrap replicates (0: none, Wald intervals)")
     p.add_argument("--cluster", default=None, metavar="COLUMN",
                    help="comparisons sharing a value of this column (e.g. item, judge) may be dependent: "
-                        "cluster-robust sandwich, or with --bootstrap resample whole clusters")
+                        "cluster-robust sandwich, or with --n-resamples resample whole clusters")
     p.add_argument("--cluster-correction", choices=["CR1", "CR0"], default="CR1",
                    help="small-sample factor of the cluster-robust sandwich: G/(G-1) (CR1, default) or none")
     add_engine_arguments(p)
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    add_rng(p, "--seed", help="seed of the bootstrap")
+    add_confidence_level(p, "--level")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="write CSV, Markdown and PNG plots into the new folder DIR (with a run.json manifest)")
     from evalkit.cli.judging import add_rate_flags
@@ -95,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
     ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
-    n_boot = args.bootstrap
+    n_boot = args.n_resamples
     if n_boot < 0:
-        raise ValueError(f"--bootstrap must be >= 0; got {args.bootstrap}.")
+        raise ValueError(f"--n-resamples must be >= 0; got {args.n_resamples}.")
     from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
     variant = bool(args.adjust_position) or args.by is not None or bool(args.style or args.style_diff)
@@ -107,9 +108,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     table = leaderboard_columns(  # numpy columns: pandas only where the data need it
         counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
-        interval="bootstrap" if n_boot else args.interval, level=args.level,
-        n_boot=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
-        rng=args.seed, progress=ui.progress,
+        interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
+        n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
+        rng=args.rng, progress=ui.progress,
     )
     ui.close_bar()
     attrs = table.attrs
@@ -124,9 +125,11 @@ def run(args: argparse.Namespace) -> int:
              f"{'converged' if attrs['converged'] else 'NOT CONVERGED'}"]
     if attrs.get("tie_param") is not None:
         notes.append(f"Davidson tie parameter nu = {attrs['tie_param']:.4g}")
-    if attrs.get("n_degenerate"):
-        notes.append(f"{attrs['n_degenerate']} of {attrs['n_boot']} bootstrap replicates had no finite ratings "
-                     "(a model never lost or never won in them) and were left out of the intervals")
+    if attrs.get("fallback"):
+        notes.append(attrs["fallback"])
+    elif attrs.get("n_degenerate"):
+        notes.append(f"{attrs['n_degenerate']} of {attrs['n_resamples']} bootstrap replicates had no finite ratings "
+                     "(a model never lost or never won in them); they are kept, fitted with a small L2 penalty")
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:

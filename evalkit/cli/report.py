@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+from evalkit.cli._choices import LazyChoices, add_lazy_choice
 from evalkit.cli._common import add_common
+from evalkit.cli._flags import add_confidence_level, add_n_resamples, add_renamed, add_rng
 from evalkit.cli._logs import add_log_arguments, cli_remedies, parse_floats, parse_mapping
 from evalkit.cli.curve import read_sessions
-from evalkit.io import FORMATS
-from evalkit.stats import PAIRED_TESTS, TIE_POLICIES
-from evalkit.stats.multiplicity import MULTIPLICITY_METHODS
+from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run"]
 
@@ -47,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--prior", type=float, default=None, help="symmetric pseudo-games per pair in the curves (default 0)")
     p.add_argument("--missing", choices=["drop", "lose"], default=None,
                    help="curves: checkpoints before a session's first submission drop their games (default) or lose")
-    p.add_argument("--curve-bootstrap", type=int, default=200,
-                   help="session-bootstrap replicates of the Elo-per-budget curves (default 200)")
+    add_renamed(p, "--curve-n-resamples", "--curve-bootstrap", type=int, default=200, metavar="N",
+                help="session-bootstrap replicates of the Elo-per-budget curves (default 200)")
     p.add_argument("--score-col", action="append", default=[], metavar="NAME=COLUMN",
                    help="map a score-table column, e.g. --score-col system=model (repeatable)")
     p.add_argument("--format", choices=[f for f in FORMATS if f != "columns"], default=None,
@@ -56,19 +60,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default="evalkit-report",
                    help="report folder, created whole (default: ./evalkit-report); see --force")
     p.add_argument("--title", default="evalkit report")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default 0)")
+    add_rng(p, "--seed", help="seed of the bootstrap intervals")
     p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--confidence", type=float, default=0.95, help="confidence level of intervals")
-    p.add_argument("--adjust", choices=list(MULTIPLICITY_METHODS), default="holm",
+    add_confidence_level(p, "--confidence")
+    add_lazy_choice(p, "--adjust", choices=LazyChoices("evalkit.stats.multiplicity", "MULTIPLICITY_METHODS"), default="holm",
                    help="multiplicity correction of the pairwise family (default holm)")
-    p.add_argument("--test", choices=list(PAIRED_TESTS), default="paired_t", help="paired test between systems")
+    add_lazy_choice(p, "--test", choices=LazyChoices("evalkit.stats.pairwise", "PAIRED_TESTS"), default="paired_t", help="paired test between systems")
     p.add_argument("--pairs", choices=["all", "adjacent"], default=None,
                    help="pairs to test (default: all up to 8 systems, else neighbours by mean score)")
     p.add_argument("--unit-pair", nargs=2, default=None, metavar=("A", "B"),
                    help="systems of the trial- vs task-level section")
-    p.add_argument("--ties", choices=list(TIE_POLICIES), default="drop", help="tie policy of sign tests")
-    p.add_argument("--n-boot", type=int, default=200,
-                   help="bootstrap replicates of leaderboard intervals (0: sandwich intervals)")
+    add_renamed(p, "--tie-policy", "--ties", default="drop",
+                help="what sign tests do with tied pairs (default drop)").choices = LazyChoices("evalkit.stats.sign", "TIE_POLICIES")
+    add_n_resamples(p, "--n-boot", default=200, help="bootstrap replicates of leaderboard intervals (0: sandwich)")
     p.add_argument("--drop-unscored", action="store_true", help="--traces table: drop rows without a score (counted)")
     p.add_argument("--sort-budgets", action="store_true",
                    help="--traces table: sort each session by budget instead of requiring file order")
@@ -95,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
         comparisons = paths[0] if len(paths) == 1 else paths
         if inputs.kwargs(read_comparisons):  # a reader taking encoding=: read here, hand over the result
             comparisons = read_comparisons(comparisons, format=args.format, **inputs.kwargs(read_comparisons))
-    traces, params = None, {}
+    traces: pd.DataFrame | None = None
+    params: dict[str, Any] = {}
     if args.traces:
         if args.traces == ["-"]:
             args.traces = [inputs.path("-", reader=read_traces)]
@@ -109,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             params["traces_file"] = {"path": inputs.names.get(args.traces[0], args.traces[0]), "bytes": len(data),
                                      "sha256": hashlib.sha256(data).hexdigest()}
         traces = traces[["system", "task", "session", "budget", "score"]]
-    curve_options = {"grid": args.grid, "bootstrap": args.curve_bootstrap}
+    curve_options = {"grid": args.grid, "n_resamples": args.curve_n_resamples}
     curve_options.update({k: v for k, v in (("budgets", parse_floats(args.budgets, "--budgets")),
                                             ("start", args.start), ("stop", args.stop),
                                             ("prior", args.prior), ("missing", args.missing)) if v is not None})
@@ -119,16 +124,17 @@ def run(args: argparse.Namespace) -> int:
         return _write(args, comparisons, traces, curve_options, params)
 
 
-def _write(args: argparse.Namespace, comparisons: object, traces: object, curve_options: dict, params: dict) -> int:
+def _write(args: argparse.Namespace, comparisons: object, traces: pd.DataFrame | None, curve_options: dict,
+           params: dict) -> int:
     from evalkit.report import ReportSpec, write_report
 
     ui, inputs = args.ui, args.inputs
     spec = ReportSpec(
         comparisons=comparisons, scores=inputs.path(args.scores) if args.scores else None, traces=traces,
         params=params or None, curve_options=curve_options, format=args.format,
-        score_columns=parse_mapping(args.score_col, "--score-col"), title=args.title, seed=args.seed,
-        alpha=args.alpha, confidence_level=args.confidence, adjust=args.adjust, test=args.test, pairs=args.pairs,
-        unit_pair=tuple(args.unit_pair) if args.unit_pair else None, ties=args.ties, n_boot=args.n_boot,
+        score_columns=parse_mapping(args.score_col, "--score-col"), title=args.title, rng=args.rng,
+        alpha=args.alpha, confidence_level=args.confidence_level, adjust=args.adjust, test=args.test, pairs=args.pairs,
+        unit_pair=tuple(args.unit_pair) if args.unit_pair else None, tie_policy=args.tie_policy, n_resamples=args.n_resamples,
         raw_csv=args.raw_csv,
     )
     out = write_report(spec, args.out, force=args.force, progress=ui.progress)

@@ -25,8 +25,10 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+from typing import Any
 
 from evalkit.cli._common import add_common
+from evalkit.cli._flags import add_rng
 
 __all__ = ["register", "run", "add_engine_options"]
 
@@ -112,7 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     s.add_argument("--edges", default=None, help="CSV parent,child of a user DAG (with --steps)")
     s.add_argument("--steps", default=None, help="CSV step,duration[,value] of a user DAG")
     s.add_argument("--overheads", action="store_true", help="apply scheduling and communication overheads")
-    s.add_argument("--seed", type=int, default=0)
+    add_rng(s, "--seed", help="seed of the generated DAGs and runs")
     s.add_argument("--params", default=None)
     s.add_argument("--out", required=True, help="trace file (.csv or .parquet)")
     add_engine_options(s)
@@ -184,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
     if (args.edges is None) != (args.steps is None):
         raise ValueError("--edges and --steps go together (a user DAG needs both files).")
     dags = [read_dag(args.edges, args.steps)] if args.edges else generate_dags(args.dags, params.generator,
-                                                                               rng=args.seed)
-    seeds = np.random.SeedSequence(args.seed).spawn(len(dags))
+                                                                               rng=args.rng)
+    seeds = np.random.SeedSequence(args.rng).spawn(len(dags))
     opts = {"agents": args.agents, "swarm": args.swarm, "rule": args.rule, "overheads": args.overheads}
     from evalkit.sim.swarms import _check
 
@@ -260,7 +262,7 @@ def _tradeoffs(args: argparse.Namespace) -> int:
         exp = expected_counts(history, m, kinds=pd.read_csv(args.kinds) if args.kinds else None)
         with atomic_file(Path(args.expected), force=args.force) as tmp:
             exp.to_csv(tmp, index=False)
-        best = exp.loc[exp["expected_rows"].idxmax()]
+        best = exp.iloc[int(exp["expected_rows"].to_numpy().argmax())]
         print(f"expected rows per fresh seed triple: {exp['expected_rows'].iloc[0]:.1f} for candidate 0, at most "
               f"{best['expected_rows']:.1f} ({best['candidate']})")
     with atomic_file(Path(args.out), force=args.force) as tmp:
@@ -276,7 +278,9 @@ class _FigureProgress:
     Remembers when each stage finished (``finished``)."""
 
     def __init__(self, ui) -> None:
-        self.ui, self.bars, self.finished = ui, {}, {}
+        self.ui = ui
+        self.bars: dict[str, Any] = {}
+        self.finished: dict[str, Any] = {}
 
     def __call__(self, stage: str, done: int, total: int | None) -> None:
         if total and done >= total:
@@ -304,12 +308,14 @@ def _reproduce(args: argparse.Namespace, params, ex: dict) -> int:
     """``simulate reproduce``: figures 2-10 (and 11) into a new folder, built atomically."""
     from evalkit._output import atomic_output_dir, check_out_path
     from evalkit.sim.breaks import BREAKS
-    from evalkit.sim.reproduce import reproduce
+    from evalkit.studies.reproduce import reproduce
 
     ui = args.ui
     check_out_path(args.out, force=args.force)
     record = {"command": "simulate reproduce", "parameters": {
-        "seeds": args.seeds, "dags": args.dags, "fig11_seeds": args.fig11_seeds, "params": args.params,
+        "seeds": args.seeds, "dags": args.dags, "fig11_seeds": args.fig11_seeds,
+        "params_file": args.params or "bundled data/sim/calibrated.json",
+        "params": params.to_dict(),  # the values used, whichever file they came from
         "no_breaks": args.no_breaks}}
     lines = []
     bars = _FigureProgress(ui)

@@ -6,8 +6,7 @@ import argparse
 
 from evalkit.cli._common import add_common
 from evalkit.cli.rate import add_engine_arguments, aggregate_for_cli
-from evalkit.io import FORMATS
-from evalkit.summary import alpaca_eval_summary, summarize
+from evalkit.io.formats import FORMATS
 
 __all__ = ["register", "run"]
 
@@ -42,6 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
     from evalkit.io import read_comparisons
+    from evalkit.summary import alpaca_eval_summary, summarize
 
     ui, inputs = args.ui, args.inputs
     if args.out:

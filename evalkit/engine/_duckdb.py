@@ -9,12 +9,13 @@ which raises the usual error with its line number).
 from __future__ import annotations
 
 import csv
-import io
+import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from evalkit.io._limits import check_columns, check_lines, current_limits
 from evalkit.io.fastpath import KEY_TYPES, cell_spec, cell_sql
 from evalkit.io.formats import _CSV_NA, check_unique_columns, container_of, detect_format, read_head
 
@@ -40,11 +41,43 @@ def check_header(path: Path, head: bytes) -> str | None:
             return None
         check_unique_columns(path, [n for n in names if not n.startswith("__index")])
     elif kind == "csv":
-        first = head.decode("utf-8-sig", errors="replace").split("\n", 1)[0]
+        # what the pandas reader reads differently, or refuses with a located error, goes to it:
+        # bare CR line ends (old Mac), text that is not UTF-8 (random bytes), a NUL byte
+        if re.search(rb"\r(?!\n)|\x00", head):
+            return None
+        try:
+            head.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 4:  # not merely a character cut at the end of the head
+                return None
+        first = _first_line(path, head)
+        if first is None:
+            return None
         sep = "\t" if _is_tsv(path) else ","
-        header = next(csv.reader(io.StringIO(first), delimiter=sep), [])
+        header = next(csv.reader([first], delimiter=sep), [])
+        check_columns(len(header), str(path))
         check_unique_columns(path, [h.strip() for h in header])
     return kind
+
+
+def _first_line(path: Path, head: bytes) -> str | None:
+    """The whole header line (however long, up to the line-length limit); None when it is not text."""
+    if b"\n" not in head:
+        import gzip
+
+        limit = int(current_limits().max_line_bytes)
+        opener = gzip.open if head[:2] == b"\x1f\x8b" else open
+        try:
+            with opener(path, "rb") as fh:
+                line = fh.readline(limit + 1)
+        except (OSError, EOFError):
+            return None
+        check_lines(line, str(path))
+        head = line
+    try:
+        return head.decode("utf-8-sig").split("\n", 1)[0].rstrip("\r")
+    except UnicodeDecodeError:
+        return None
 
 
 def parquet_columns(path: Path) -> list[str] | None:
@@ -54,7 +87,7 @@ def parquet_columns(path: Path) -> list[str] | None:
 
     lit = "'" + str(path).replace("'", "''") + "'"
     try:
-        rows = duckdb.sql(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
+        rows = duckdb.execute(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
     except duckdb.Error:
         return None
     names, k = [], 1
@@ -80,13 +113,18 @@ def relation(path: Path, head: bytes) -> str | None:
     lit = "'" + str(path).replace("'", "''") + "'"
     with path.open("rb") as fh:
         gz = "'gzip'" if fh.read(2) == b"\x1f\x8b" else "'none'"
+    if gz == "'gzip'":  # a gzip bomb is refused here, in well under a second, not streamed for minutes
+        from evalkit.io._limits import check_gzip_prefix
+
+        check_gzip_prefix(path)
     if kind == "parquet":
         return f"read_parquet({lit})"
     if kind == "csv":
         sep = "\\t" if _is_tsv(path) else ","
         nulls = ", ".join("'" + v + "'" for v in _CSV_NA)
-        return (f"read_csv({lit}, header=true, all_varchar=true, delim=E'{sep}', "
-                f"nullstr=[{nulls}], compression={gz})")
+        # quote and escape as pandas reads them: an unterminated quote is an error on both engines
+        return (f"read_csv({lit}, header=true, all_varchar=true, delim=E'{sep}', quote='\"', escape='\"', "
+                f"nullstr=[{nulls}], compression={gz}, max_line_size={int(current_limits().max_line_bytes)})")
     fmt = "'array'" if kind == "json" else "'newline_delimited'"
     return f"read_json({lit}, format={fmt}, compression={gz})"
 

@@ -19,7 +19,6 @@ weights equal) and the same :class:`~evalkit.io.ReadReport`.
 
 from __future__ import annotations
 
-import glob as _glob
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ import numpy as np
 from evalkit._lazy import is_dataframe
 from evalkit._progress import ProgressFn, tick
 from evalkit.engine._duckdb import duckdb_file_cells
+from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
 from evalkit.io.formats import SELF_COMPARISON as _SELF
@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AGGREGATION_ENGINES", "aggregate_comparisons"]
 
-#: Engines of :func:`aggregate_comparisons`.
-AGGREGATION_ENGINES: tuple[str, ...] = ("duckdb", "pandas", "dask")
 
 
 def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -50,16 +48,18 @@ def _expand(source: str | Path | Sequence[str | Path]) -> list[Path]:
     for item in items:
         text = str(item)
         if any(ch in text for ch in "*?[") and not Path(text).exists():
-            found = sorted(_glob.glob(text, recursive=True))
+            from evalkit.io._walk import glob_files  # symlink loops end at their first repetition
+
+            found = glob_files(text)
             if not found:
                 raise ValueError(f"The pattern {text!r} matches no file.")
-            out += [Path(p) for p in found]
+            out += found
         else:
             out += source_paths(item)
     return out
 
 
-def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str | None,
+def finish_cells(cells: Mapping[str, Any] | pd.DataFrame, *, path: str, fmt: str, cluster: str | None,
                  opts: dict[str, Any], per_row: int = 1,
                  sorted_: bool = False) -> tuple[ComparisonCounts, ReadReport] | None:
     """Clean cells (numpy columns, or a DataFrame from Dask) -> counts and report; None when a
@@ -69,6 +69,8 @@ def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str 
         return None
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
     if not sorted_:  # Dask's partial sums: a pandas frame, sorted by pandas
+        if not is_dataframe(cells):
+            raise TypeError("finish_cells: unsorted cells must be a DataFrame (Dask's partial sums).")
         cells = cells.sort_values(keys, kind="stable", ignore_index=True)
     cols = {k: np.asarray(cells[k]) for k in keys}
     n = np.asarray(cells["n"]).astype(np.int64)
@@ -78,6 +80,8 @@ def finish_cells(cells: Mapping[str, Any], *, path: str, fmt: str, cluster: str 
     if same.any():
         cols = {k: v[~same] for k, v in cols.items()}
     cols["weight"] = np.asarray(cells["weight"], dtype=float)[~same]
+    if not float(cols["weight"].sum()) <= 2.0**53:  # evalkit._errors.MAX_TOTAL_WEIGHT: the pandas reader says why
+        return None
     cols["n"] = n[~same]
     if len(cols["n"]) == 0:
         return None
@@ -166,6 +170,13 @@ def aggregate_comparisons(
     ValueError
         Everything :func:`~evalkit.io.read_comparisons` raises, with the same message and
         line; an unknown engine; ImportError naming ``evalkit[dask]`` when Dask is absent.
+
+    Examples
+    --------
+    >>> from evalkit.resources import data_file
+    >>> counts, report = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> report.rows_kept, len(counts.players)
+    (3236, 70)
     """
     if engine not in AGGREGATION_ENGINES:
         raise ValueError(f"engine must be one of {list(AGGREGATION_ENGINES)}; got {engine!r} instead.")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -48,7 +48,7 @@ def require_columns(raw: pd.DataFrame, needed: Sequence[str], *, fmt: str, sourc
 
 def map_labels(
     values: pd.Series,
-    mapping: Mapping[object, float],
+    mapping: Mapping[Any, float],
     *,
     column: str,
     source: str,

@@ -2,7 +2,8 @@
 
 The container (CSV/TSV, JSON Lines, a JSON list or column dict, Parquet) is recognised from
 the content, not the file name; gzip-compressed files (``.csv.gz``, ``.jsonl.gz``...) are
-decompressed first. Each raw frame carries a ``_line`` column: the 1-based
+decompressed first, streamed and within the limits of :mod:`evalkit.io._limits` (bytes held,
+compression ratio, line length, columns, JSON depth), whatever the file claims. Each raw frame carries a ``_line`` column: the 1-based
 line of the record in a JSONL file, ``row + 1`` in a CSV (the header is line 1, so the
 first record is line 2, exact unless quoted fields span lines), and the 1-based record
 number in a JSON list, a JSON column dict or a Parquet file.
@@ -11,14 +12,18 @@ number in a JSON list, a JSON column dict or a Parquet file.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
+import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalkit.io._json import check_depth
+from evalkit.io._limits import ReadLimits, check_columns, check_lines, current_limits, read_bytes
 from evalkit.io.formats import (  # noqa: F401 - re-exported
     _CSV_NA,
     _UTF16_BOMS,
@@ -59,8 +64,19 @@ def _empty(path: Path, what: str) -> ValueError:
     return ValueError(f"{path} is empty: {what}. Expected at least one record.")
 
 
+def _keys(records: list, path: Path, what: str) -> None:
+    """Refuse records whose keys together name more than ``max_columns`` columns."""
+    limit = current_limits().max_columns
+    seen: set = set()
+    for rec in records:
+        seen.update(rec)
+        if len(seen) > limit:
+            check_columns(len(seen), str(path), what=f"distinct keys in its {what}")
+
+
 def _from_json_text(path: Path, text: str) -> pd.DataFrame:
     try:
+        check_depth(text.encode("utf-8", "surrogatepass"), str(path))
         obj = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(
@@ -74,10 +90,13 @@ def _from_json_text(path: Path, text: str) -> pd.DataFrame:
                 f"{path}: record {bad[0] + 1} of the JSON list is a {type(obj[bad[0]]).__name__}, "
                 f"not an object ({len(bad)} such records). Each record must be a JSON object."
             )
+        _keys(obj, path, "records")
         frame = pd.DataFrame.from_records(obj) if obj else pd.DataFrame()
     elif isinstance(obj, dict) and obj and all(isinstance(v, (dict, list)) for v in obj.values()):
+        check_columns(len(obj), str(path))
         frame = pd.DataFrame(obj)  # column-oriented JSON, as written by DataFrame.to_json()
     elif isinstance(obj, dict):
+        check_columns(len(obj), str(path))
         frame = pd.DataFrame.from_records([obj])
     else:
         raise ValueError(
@@ -92,13 +111,17 @@ def _from_json_text(path: Path, text: str) -> pd.DataFrame:
 
 
 def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
-    lines = text.splitlines()
+    lines = re.split(r"\r\n|\r|\n", text)  # the line breaks JSON Lines and the line-length check count
     records: list[dict] = []
+    limit = current_limits().max_depth
+    columns: set = set()
     numbers: list[int] = []
     for i, line in enumerate(lines, start=1):  # JSON parsing: the one loop the readers keep
         if not line.strip():
             continue
         try:
+            if line.count("[") + line.count("{") > limit:
+                check_depth(line.encode("utf-8", "surrogatepass"), f"{path}: line {i}")
             rec = json.loads(line)
         except json.JSONDecodeError as exc:
             if i == 1 and len(records) == 0:
@@ -118,6 +141,9 @@ def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
             )
         records.append(rec)
         numbers.append(i)
+        columns.update(rec)
+        if len(columns) > current_limits().max_columns:
+            check_columns(len(columns), str(path), what="distinct keys in its records")
     if not records:
         raise _empty(path, "no JSON records")
     if len(records) == 1 and records[0] and all(
@@ -133,7 +159,9 @@ def _from_csv(path: Path, data: bytes, encoding: str | None = None) -> pd.DataFr
     suffixes = [x.lower() for x in path.suffixes]
     sep = "\t" if {".tsv", ".tab"} & set(suffixes) else ","
     text = decode_text(path, data, encoding)
-    header = next(csv.reader(io.StringIO(text.split("\n", 1)[0]), delimiter=sep), [])
+    first = re.match(r"[^\r\n]*", text).group()  # the header line, whatever ends it (old Mac files: \r)
+    header = next(csv.reader([first], delimiter=sep), [])
+    check_columns(len(header), str(path))
     check_unique_columns(path, [h.strip() for h in header])
     try:
         frame = pd.read_csv(
@@ -155,11 +183,13 @@ def _from_csv(path: Path, data: bytes, encoding: str | None = None) -> pd.DataFr
     return frame
 
 
-def load_records(path: str | Path, *, encoding: str | None = None) -> tuple[pd.DataFrame, str]:
+def load_records(path: str | Path, *, encoding: str | None = None,
+                 limits: ReadLimits | Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, str]:
     """Read one file into a raw frame with a ``_line`` column.
 
     ``encoding`` is the text encoding of CSV/JSON files (default: UTF-8, or UTF-16 after a
-    UTF-16 byte-order mark; a UTF-8 BOM is skipped).
+    UTF-16 byte-order mark; a UTF-8 BOM is skipped). ``limits`` (a :class:`ReadLimits` or a
+    mapping of its fields) bounds what the file may cost (:mod:`evalkit.io._limits`).
 
     Returns
     -------
@@ -169,18 +199,45 @@ def load_records(path: str | Path, *, encoding: str | None = None) -> tuple[pd.D
     Raises
     ------
     ValueError
-        If the file does not exist, is empty, or cannot be parsed (the message names the
-        file and, for JSON Lines, the offending line).
+        If the file does not exist, is empty, exceeds a limit, or cannot be parsed (the
+        message names the file and, for JSON Lines, the offending line).
     """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path} does not exist or is not a file.")
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise ValueError(f"{path} looks gzip-compressed but could not be decompressed: {exc}") from None
+    with read_limits_of(limits):
+        return _load(path, encoding)
+
+
+def read_limits_of(limits: ReadLimits | Mapping[str, Any] | None):  # noqa: ANN201 - a context manager
+    """``read_limits(limits)`` when limits are given, else a no-op context."""
+    from contextlib import nullcontext
+
+    from evalkit.io._limits import read_limits
+
+    return read_limits(limits) if limits is not None else nullcontext()
+
+
+_JSON_SUFFIXES = {".json", ".jsonl", ".ndjson"}
+
+
+def _check_suffix(path: Path, kind: str, head: bytes) -> None:
+    """A file named ``.json``/``.jsonl`` must hold JSON, one named ``.gz`` gzip: a file that is not
+    what its name says is an error that says so, never silently read as something else."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]]
+    inner = suffixes[-2] if suffixes[-1:] == [".gz"] and len(suffixes) == 2 else suffixes[-1] if suffixes else ""
+    if inner in _JSON_SUFFIXES and kind not in ("json", "jsonl"):
+        raise ValueError(f"{path} is named like a JSON file ({inner}) but does not hold JSON: it starts with "
+                         f"{head!r}, not '{{' or '['. Rename it after its content, or fix the file.")
+
+
+def _load(path: Path, encoding: str | None) -> tuple[pd.DataFrame, str]:
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if path.suffix.lower() == ".gz" and magic != b"\x1f\x8b":
+        raise ValueError(f"{path} is named like a gzip file (.gz) but is not one: it starts with {magic!r}, not the "
+                         "gzip magic bytes 1f 8b. Rename it after its content, or fix the file.")
+    data = read_bytes(path)
     if not data[:4096].strip():
         raise _empty(path, "the file has no content")
     if encoding is None and data[:2] in _UTF16_BOMS:
@@ -188,6 +245,9 @@ def load_records(path: str | Path, *, encoding: str | None = None) -> tuple[pd.D
     elif encoding is not None and not data.startswith(b"PAR1"):
         data = decode_text(path, data, encoding).encode("utf-8")
     kind = container_of(path, data[:4096])
+    _check_suffix(path, kind, data[:8])
+    if kind in ("csv", "jsonl"):
+        check_lines(data, str(path))
     if kind == "parquet":
         try:
             import pyarrow.parquet as pq
@@ -195,6 +255,7 @@ def load_records(path: str | Path, *, encoding: str | None = None) -> tuple[pd.D
             names = pq.read_schema(io.BytesIO(data)).names
         except Exception as exc:  # pyarrow raises several types
             raise ValueError(f"{path} looks like Parquet but could not be read: {exc}") from None
+        check_columns(len(names), str(path))
         check_unique_columns(path, [n for n in names if not n.startswith("__index_level")])
         try:
             frame = pd.read_parquet(io.BytesIO(data)).reset_index(drop=True)
@@ -207,6 +268,11 @@ def load_records(path: str | Path, *, encoding: str | None = None) -> tuple[pd.D
     if kind == "csv":
         return _from_csv(path, data), kind
     text = decode_text(path, data)
-    if kind == "json":
-        return _from_json_text(path, text), kind
-    return _from_jsonl(path, text), "jsonl"
+    try:
+        if kind == "json":
+            return _from_json_text(path, text), kind
+        return _from_jsonl(path, text), "jsonl"
+    except UnicodeEncodeError as exc:  # a lone surrogate escaped in the JSON (e.g. "\ud800")
+        raise ValueError(f"{path} holds a string that is not valid Unicode: {exc.object[exc.start:exc.end]!r} (a lone "
+                         "surrogate, written in the JSON as a \\uD8xx-\\uDFxx escape without its pair). "
+                         "Fix the file.") from None

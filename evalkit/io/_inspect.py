@@ -3,12 +3,12 @@ and turning one sample's events into submissions (budget spent so far, score).""
 
 from __future__ import annotations
 
-import json
 import zipfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from evalkit.io._json import read_json
+from evalkit.io._json import loads, read_json
+from evalkit.io._limits import read_zip_member
 
 __all__ = ["inspect_samples", "inspect_session"]
 
@@ -67,23 +67,43 @@ def _open_zip(path: Path) -> zipfile.ZipFile:
 
 
 def inspect_samples(path: Path) -> Iterator[tuple[dict, dict]]:
-    """Yield (eval header, sample) pairs from a ``.json`` or zipped ``.eval`` Inspect log, one sample at a time."""
+    """Yield (eval header, sample) pairs from a ``.json`` or zipped ``.eval`` Inspect log, one sample at a time.
+
+    Each zip member is streamed with the caps of :mod:`evalkit.io._limits` (bytes, compression
+    ratio, JSON depth), whatever sizes the archive claims; a damaged archive is a ValueError."""
     if zipfile.is_zipfile(path):
-        with _open_zip(path) as z:
-            names = z.namelist()
-            if "header.json" in names:
-                header = json.loads(z.read("header.json"))["eval"]
-            elif "_journal/start.json" in names:  # a log still being written
-                header = json.loads(z.read("_journal/start.json"))["eval"]
-            else:
-                raise ValueError(f"{path.name} is a zip file without header.json: not an Inspect .eval log.")
-            for n in sorted(n for n in names if n.startswith("samples/") and n.endswith(".json")):
-                yield header, json.loads(z.read(n))
+        try:
+            with _open_zip(path) as z:
+                infos = {i.filename: i for i in z.infolist()}
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+            raise ValueError(f"{path.name} is a damaged zip archive ({exc}); not a readable Inspect .eval log.") from None
+
+        def member(name: str) -> dict:
+            data = read_zip_member(path, infos[name])
+            obj = loads(data, f"{path.name} (member {name!r})", expected="an Inspect log member")
+            if not isinstance(obj, dict):
+                raise ValueError(f"{path.name} (member {name!r}) holds a JSON {type(obj).__name__}, not an object; "
+                                 "not an Inspect .eval log.")
+            return obj
+
+        if "header.json" in infos:
+            header = member("header.json").get("eval")
+        elif "_journal/start.json" in infos:  # a log still being written
+            header = member("_journal/start.json").get("eval")
+        else:
+            raise ValueError(f"{path.name} is a zip file without header.json: not an Inspect .eval log.")
+        if not isinstance(header, dict):
+            raise ValueError(f"{path.name}: header.json has no 'eval' object; not an Inspect .eval log.")
+        for n in sorted(n for n in infos if n.startswith("samples/") and n.endswith(".json")):
+            yield header, member(n)
         return
     log = read_json(path, "an Inspect AI log")
-    if not isinstance(log, dict) or "eval" not in log:
+    if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
         raise ValueError(f"{path.name} is not an Inspect AI log (no 'eval' header).")
-    for sample in log.get("samples") or []:
+    samples = log.get("samples") or []
+    if not isinstance(samples, list) or not all(isinstance(x, dict) for x in samples):
+        raise ValueError(f"{path.name}: 'samples' must be a list of objects; not an Inspect AI log.")
+    for sample in samples:
         yield log["eval"], sample
 
 

@@ -182,6 +182,7 @@ def swe_agent_rows(
             f"{path.name} carries no score: SWE-agent's result (resolved or not) lives in the "
             "SWE-bench report. Pass resolved=True/False or a mapping instance id -> resolved."
         )
+    value: bool | float
     if isinstance(resolved, Mapping):
         if instance not in resolved:
             return [], [instance]
@@ -243,7 +244,13 @@ def _load_events(path: str | os.PathLike[str] | pd.DataFrame,
         p = Path(path)
         if not p.exists():
             raise ValueError(f"No such file: {str(p)!r}.")
-        ev, source = pd.read_json(p, lines=True, dtype=False), p.name
+        import io
+
+        from evalkit.io._json import (
+            check_file,  # bytes held, lines and nesting bounded before pandas
+        )
+
+        ev, source = pd.read_json(io.BytesIO(check_file(p, "jsonl")), lines=True, dtype=False), p.name
     if columns:
         ev = ev.rename(columns={v: k for k, v in columns.items()})
     ev["line"] = np.arange(1, len(ev) + 1)
@@ -265,11 +272,12 @@ def _session_key(ev: pd.DataFrame) -> list[pd.Series]:
 
 def _event_amount(ev: pd.DataFrame, budget: str, source: str) -> pd.Series:
     """Each event's usage in the ``budget`` unit; for ``"time"``, seconds since the session's first event."""
-    num = {c: pd.to_numeric(ev[c], errors="coerce").fillna(0.0) for c in ev.columns
-           if c in ("input_tokens", "output_tokens", "total_tokens", "cost")}
+    num: dict[str, pd.Series] = {
+        c: pd.to_numeric(ev[c], errors="coerce").fillna(0.0) for c in ev.columns
+        if c in ("input_tokens", "output_tokens", "total_tokens", "cost")}
     for canon, names in _EVENT_ALIASES.items():
         hit = [n for n in names if n in ev.columns]
-        num[canon] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0) if hit else 0.0
+        num[canon] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0) if hit else pd.Series(0.0, index=ev.index)
     if budget in ("tokens", "tokens_total"):
         return _token_amount(ev, num, budget, source)
     if budget == "cost":

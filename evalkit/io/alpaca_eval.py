@@ -140,8 +140,10 @@ def convert_alpaca_eval_csv(
     frame["item"] = raw["instruction_id"].to_numpy(dtype=object)
     if "annotator" in raw.columns:
         frame["judge"] = raw["annotator"].to_numpy(dtype=object)
-    elif judge is not None or match is not None:
-        frame["judge"] = judge if judge is not None else match["annotator"]
+    elif judge is not None:
+        frame["judge"] = judge
+    elif match is not None:
+        frame["judge"] = match["annotator"]
     notes: list[str] = []
     if model_col == "model_dir" and "generator_2" in raw.columns:
         pairs = raw.loc[raw["model_dir"] != raw["generator_2"], ["model_dir", "generator_2"]]

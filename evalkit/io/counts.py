@@ -19,10 +19,12 @@ are the ``"counts"`` format of :func:`~evalkit.io.read_comparisons` (:func:`conv
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from evalkit._lazy import is_dataframe
 
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from evalkit.io._common import Converted
 
 __all__ = ["ComparisonCounts", "CELL_COLUMNS", "PAIR_COUNT_COLUMNS", "cells_from_frame",
-           "convert_pair_counts"]
+           "convert_pair_counts", "encode_players"]
 
 #: Columns of a cell table (plus the cluster column, when there is one).
 CELL_COLUMNS: tuple[str, ...] = ("player_a", "player_b", "outcome", "weight", "n")
@@ -66,7 +68,8 @@ class ComparisonCounts:
 
     def __init__(self, cells: pd.DataFrame | Mapping[str, Any], cluster: str | None = None) -> None:
         if is_dataframe(cells):
-            self._frame, self._arrays = cells, None
+            self._frame: pd.DataFrame | None = cells
+            self._arrays: dict[str, np.ndarray] | None = None
             names = list(cells.columns)
         else:
             self._frame = None
@@ -108,11 +111,9 @@ class ComparisonCounts:
 
     def codes(self) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
         """``(players, a, b)``: players sorted by name and the codes of ``player_a`` / ``player_b``
-        (:func:`evalkit.ratings.counts.encode_players`), computed once and kept: the fit and the
+        (:func:`encode_players`), computed once and kept: the fit and the
         tallies of a leaderboard both need them."""
         if self._codes is None:
-            from evalkit.ratings.counts import encode_players
-
             self._codes = encode_players(self.column("player_a"), self.column("player_b"))
         return self._codes
 
@@ -120,6 +121,7 @@ class ComparisonCounts:
         """One column of the cells as a numpy array (strings as an object array)."""
         if self._arrays is not None:
             return self._arrays[name]
+        assert self._frame is not None  # one of the two always holds the cells
         return self._frame[name].to_numpy()
 
     @property
@@ -169,6 +171,73 @@ class ComparisonCounts:
                     and np.array_equal(self.column("outcome").astype(float), other.column("outcome").astype(float))
                     and np.allclose(self.column("weight").astype(float), other.column("weight").astype(float),
                                     rtol=rtol, atol=0))
+
+
+def encode_players(
+    player_a: ArrayLike, player_b: ArrayLike
+) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """Integer codes for two columns of player names, players sorted by name.
+
+    Each column is factorised on its own (fast for pandas' Arrow-backed strings), then the
+    two small sets of names are merged.
+
+    Parameters
+    ----------
+    player_a, player_b : array_like of str
+        Names; no missing values (see :func:`~evalkit.io.schema.validate_comparisons`).
+
+    Returns
+    -------
+    players : tuple of str
+        Sorted unique names.
+    a, b : numpy.ndarray of int64
+        Codes of ``player_a`` and ``player_b`` into ``players`` (-1 for a missing name).
+    """
+    if "pandas" not in sys.modules:  # the DuckDB fast path: a few thousand cells, a dict
+        return _encode_numpy(player_a, player_b)
+    import pandas as pd
+
+    code_a, names_a = pd.factorize(
+        pd.Series(player_a) if not isinstance(player_a, pd.Series) else player_a
+    )
+    code_b, names_b = pd.factorize(
+        pd.Series(player_b) if not isinstance(player_b, pd.Series) else player_b
+    )
+    labels_a = [str(x) for x in names_a]
+    labels_b = [str(x) for x in names_b]
+    players = tuple(sorted(set(labels_a) | set(labels_b)))
+    pos = {p: k for k, p in enumerate(players)}
+    map_a = np.array([pos[x] for x in labels_a] + [-1], dtype=np.int64)
+    map_b = np.array([pos[x] for x in labels_b] + [-1], dtype=np.int64)
+    return players, map_a[code_a], map_b[code_b]
+
+
+def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+    """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``).
+
+    Cells come from the engines sorted by ``player_a``: its codes are then one per run of equal
+    names (found by comparing neighbours), and only ``player_b`` is looked up name by name."""
+    a_obj = np.asarray(player_a, dtype=object).ravel()
+    b_obj = np.asarray(player_b, dtype=object).ravel()
+    if len(a_obj) and len(a_obj) == len(b_obj):
+        starts = np.concatenate([[0], np.flatnonzero(a_obj[1:] != a_obj[:-1]) + 1])
+        heads = a_obj[starts].tolist()
+        b_list = b_obj.tolist()
+        names = set(heads)
+        names.update(b_list)
+        if len(set(heads)) == len(heads) and all(type(x) is str for x in names):
+            players = tuple(sorted(names))
+            get = {p: k for k, p in enumerate(players)}.__getitem__
+            head_codes = np.fromiter(map(get, heads), dtype=np.int64, count=len(heads))
+            runs = np.diff(np.append(starts, len(a_obj)))
+            return (players, np.repeat(head_codes, runs),
+                    np.fromiter(map(get, b_list), dtype=np.int64, count=len(b_list)))
+    a = list(map(str, np.asarray(player_a, dtype=object).tolist()))
+    b = list(map(str, np.asarray(player_b, dtype=object).tolist()))
+    players = tuple(sorted(set(a) | set(b)))
+    pos = {p: k for k, p in enumerate(players)}
+    return (players, np.array(list(map(pos.__getitem__, a)), dtype=np.int64),
+            np.array(list(map(pos.__getitem__, b)), dtype=np.int64))
 
 
 def cells_from_frame(frame: pd.DataFrame, *, cluster: str | None = None) -> ComparisonCounts:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -77,8 +77,8 @@ def cell_spec(fmt: str, columns: Sequence[str], *, cluster: str | None = None,
                 return None
         return CellSpec(a, b, "winner", labels, None, src, cluster)
     if fmt in ("canonical", "columns", "counts"):
-        names = {c: c for c in ("player_a", "player_b", "outcome", "weight", "item", "task", "judge")
-                 if c in cols}
+        names: dict[str, str] = {c: c for c in ("player_a", "player_b", "outcome", "weight", "item", "task", "judge")
+                                 if c in cols}
         names.update(mapping or {})
         if fmt == "columns" and outcome_map is not None and not (
             isinstance(outcome_map, Mapping) and all(isinstance(k, str) for k in outcome_map)
@@ -96,8 +96,8 @@ def cell_spec(fmt: str, columns: Sequence[str], *, cluster: str | None = None,
             return CellSpec(names["player_a"], names["player_b"], None, None, None, src, cluster, wins)
         if names.get("outcome") not in cols:
             return None
-        labels = dict(outcome_map) if outcome_map is not None else None
-        return CellSpec(names["player_a"], names["player_b"], names["outcome"], labels,
+        omap = dict(cast(Mapping[str, float], outcome_map)) if outcome_map is not None else None
+        return CellSpec(names["player_a"], names["player_b"], names["outcome"], omap,
                         names.get("weight"), src, cluster)
     return None
 
@@ -111,6 +111,7 @@ def _lit(value: object) -> str:
 
 
 def _outcome_sql(spec: CellSpec) -> str:
+    assert spec.outcome is not None, "a counts spec has no outcome column"
     col = f"CAST({_q(spec.outcome)} AS VARCHAR)"
     if spec.labels is None:
         return f"TRY_CAST({_q(spec.outcome)} AS DOUBLE)"
@@ -128,9 +129,11 @@ def cell_sql(spec: CellSpec, relation: str) -> str:
     """
     keys = [f"CAST({_q(spec.player_a)} AS VARCHAR) AS player_a",
             f"CAST({_q(spec.player_b)} AS VARCHAR) AS player_b"]
+    group = ["player_a", "player_b", "outcome"]
     if spec.cluster:
+        assert spec.cluster_name is not None, "a cluster column is kept under its canonical name"
         keys.append(f"CAST({_q(spec.cluster)} AS VARCHAR) AS {_q(spec.cluster_name)}")
-    group = ["player_a", "player_b", "outcome"] + ([_q(spec.cluster_name)] if spec.cluster else [])
+        group.append(_q(spec.cluster_name))
     if spec.wins:
         parts = [f"SELECT {', '.join(keys)}, CAST({o!r} AS DOUBLE) AS outcome, "
                  f"TRY_CAST({_q(c)} AS DOUBLE) AS w FROM {relation}" for c, o in spec.wins]
@@ -216,7 +219,7 @@ def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
     bad = ~np.isfinite(w) | (w < 0)
     out = {}
     for k, (name, code) in enumerate(zip(names, np.unravel_index(cell, dims), strict=False)):
-        out[name] = np.append(None, coded[k][1]).astype(object)[code] if k < len(names) else None
+        out[name] = np.append(np.array([None], dtype=object), coded[k][1]).astype(object)[code] if k < len(names) else None
     out["outcome"] = np.append(np.nan, outcomes)[np.unravel_index(cell, dims)[-1]]
     frame = pd.DataFrame({name: out[name] for name in names[:2]})
     frame["outcome"] = out["outcome"]
@@ -237,10 +240,10 @@ def _missing(values: object) -> np.ndarray:
         return np.isnan(arr)
     if arr.dtype.kind != "O":
         return np.zeros(arr.shape, dtype=bool)
-    return np.equal(arr, None) | (arr != arr)  # None, or NaN (the only value unequal to itself)
+    return (arr == None) | (arr != arr)  # noqa: E711 - elementwise on an object array: None, or NaN (the only value unequal to itself)
 
 
-def first_problem(cells: Mapping[str, object], cluster: str | None, *, self_ok: bool) -> str | None:
+def first_problem(cells: Mapping[str, Any] | pd.DataFrame, cluster: str | None, *, self_ok: bool) -> str | None:
     """Why these cells cannot be used as they are (None: clean).
 
     ``cells``: columns ``player_a, player_b, outcome, bad_w[, cluster]`` (numpy arrays or a

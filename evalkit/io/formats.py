@@ -79,7 +79,9 @@ def source_paths(source: str | Path | Sequence[str | Path]) -> list[Path]:
     if isinstance(source, (str, Path)):
         path = Path(source)
         if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _SUFFIXES)
+            from evalkit.io._walk import walk_files  # symlink loops end at their first repetition
+
+            found = [p for p in walk_files(path) if p.suffix.lower() in _SUFFIXES]
             if not found:
                 raise ValueError(f"{path} is a directory without any {sorted(_SUFFIXES)} file.")
             return found
@@ -115,6 +117,9 @@ def container_of(path: Path, head: bytes) -> str:
     """Name the container of ``path`` from its first bytes: parquet, json, jsonl or csv."""
     if head.startswith(b"PAR1"):
         return "parquet"
+    if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
+        raise ValueError(f"{path} is a zip archive (an Inspect .eval log?), not a table of comparisons (CSV/TSV, JSON, "
+                         "JSON Lines or Parquet). Harness logs are read by compare, curve and report --traces.")
     if path.suffix.lower() in (".parquet", ".pq"):
         raise ValueError(f"{path} is named like a Parquet file but is not one (it does not start with the "
                          f"Parquet magic bytes 'PAR1'; it starts with {head[:8]!r}).")

@@ -17,6 +17,8 @@ import os
 import re
 from pathlib import Path
 
+from evalkit.io._json import check_file, read_json
+
 __all__ = ["lm_eval_rows", "LM_EVAL_SAMPLES", "is_lm_eval_record"]
 
 LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9\-.:]+)\.jsonl$")
@@ -31,8 +33,8 @@ def _model_name(path: Path) -> str:
     """``model_name`` of a ``results_*.json`` beside the file, else the folder name."""
     for res in sorted(path.parent.glob("results_*.json")):
         try:
-            name = json.loads(res.read_text(encoding="utf-8")).get("model_name")
-        except (json.JSONDecodeError, OSError, AttributeError):
+            name = read_json(res, "an lm-eval results file").get("model_name")  # type: ignore[attr-defined]
+        except (ValueError, OSError, AttributeError):
             continue
         if name:
             return str(name)
@@ -81,6 +83,7 @@ def lm_eval_rows(
     rows: list[dict] = []
     unscored: list[str] = []
     seen_metrics: set[str] = set()
+    check_file(p, "jsonl")  # bounded size, line length and nesting before the lines are parsed
     with open(p, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():

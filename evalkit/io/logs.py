@@ -24,7 +24,6 @@ counted in the returned frame's ``attrs["skipped"]``; a file named explicitly mu
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 import re
@@ -38,6 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalkit._progress import ProgressFn, tick
+from evalkit.io._walk import glob_files, walk_files
 from evalkit.io.agent_logs import _check_unit, inspect_rows, read_event_stream, swe_agent_rows
 from evalkit.io.lm_eval import LM_EVAL_SAMPLES, is_lm_eval_record, lm_eval_rows
 from evalkit.io.swe_bench import read_swe_bench_report
@@ -103,12 +103,10 @@ def expand_paths(inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str
         p = Path(spec)
         if p.is_file():
             out.append((spec, p, True))
-        elif p.is_dir():
-            out.extend((spec, f, False) for f in sorted(x for x in p.rglob("*") if x.is_file()))
+        elif p.is_dir():  # walks and globs end at a symlink loop's first repetition
+            out.extend((spec, f, False) for f in walk_files(p))
         elif _GLOB_CHARS & set(spec):
-            hits = sorted(Path(h) for h in glob.glob(spec, recursive=True))
-            files = [h for h in hits if h.is_file()] + [f for h in hits if h.is_dir()
-                                                        for f in sorted(x for x in h.rglob("*") if x.is_file())]
+            files = glob_files(spec)
             if not files:
                 raise ValueError(f"The pattern {spec!r} matches no file.")
             out.extend((spec, f, False) for f in files)
@@ -126,11 +124,18 @@ def log_format(path: Path) -> str | None:
     """The log format of ``path`` (one of :data:`LOG_FORMATS`), or None when it is none of them."""
     suffix = path.suffix.lower()
     if suffix == ".eval":
-        return "inspect" if zipfile.is_zipfile(path) else None
+        if not zipfile.is_zipfile(path):  # truncated, random or renamed: say so, never skip it silently
+            raise ValueError(f"{path} is named like an Inspect .eval log but is not a complete zip archive (it "
+                             f"starts with {_head(path, 8)!r}; a truncated download or another file renamed). "
+                             "Re-copy the log, or move the file out of the folder.")
+        return "inspect"
     if suffix == ".traj":
         return "swe_agent"
     if suffix == ".json":
         head = _head(path)
+        if head.lstrip()[:1] not in (b"{", b"["):
+            raise ValueError(f"{path} is named like a JSON file but does not hold JSON (it starts with {head[:8]!r}). "
+                             "Fix or rename it, or move it out of the folder.")
         # an Inspect JSON log opens with its "version" key; Inspect's folder index logs.json (file -> header) does not
         return "inspect" if _INSPECT_JSON.match(head) and b'"eval"' in head else None
     if suffix in (".jsonl", ".ndjson"):
@@ -138,8 +143,8 @@ def log_format(path: Path) -> str | None:
             return "lm_eval"
         first = next((ln for ln in _head(path, 1 << 16).splitlines() if ln.strip()), b"")
         try:
-            rec = json.loads(first)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            rec = json.loads(first) if first.count(b"[") + first.count(b"{") <= 64 else None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
             return "events"  # a long first line cut by the head: let the reader say what is wrong
         return "lm_eval" if is_lm_eval_record(rec) else "events"
     return None
@@ -156,7 +161,7 @@ def _report_in(spec: str, cache: dict[str, Mapping[str, bool] | None]) -> Mappin
         cache[spec] = None
         base = Path(spec)
         if base.is_dir():
-            for f in sorted(base.rglob("*.json")):
+            for f in (x for x in walk_files(base) if x.suffix == ".json"):
                 head = _head(f, 1 << 16)
                 if b'"resolved_ids"' in head or (f.name == "report.json" and b'"resolved"' in head):
                     found = dict(read_swe_bench_report(f))
@@ -279,7 +284,7 @@ def _append_columns(columns: dict[str, list], n_rows: int, rows: list[dict]) -> 
 
 
 def _names(inputs: object) -> str:
-    items = [inputs] if isinstance(inputs, (str, os.PathLike)) else list(inputs)  # type: ignore[arg-type]
+    items = [inputs] if isinstance(inputs, (str, os.PathLike)) or not isinstance(inputs, Iterable) else list(inputs)
     return ", ".join(repr(str(i)) for i in items[:3]) + (" ..." if len(items) > 3 else "")
 
 

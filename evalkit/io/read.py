@@ -195,7 +195,7 @@ def _load_sources(source: str | Path | Sequence[str | Path] | pd.DataFrame, *,
         raw = source.reset_index(drop=True).copy()
         raw[LINE] = np.arange(1, len(raw) + 1)
         return [(raw, "<DataFrame>", None)]
-    sources = []
+    sources: list[tuple[pd.DataFrame, str, Path | None]] = []
     for path in _paths(source):
         raw, _ = load_records(path, encoding=encoding)
         sources.append((raw, str(path), path))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit._errors import describe_bad, nonnegative_column, where
+from evalkit._errors import check_total_weight, describe_bad, nonnegative_column, where
 from evalkit.io.formats import CANONICAL_COLUMNS, OPTIONAL_COLUMNS, REQUIRED_COLUMNS  # noqa: F401
 
 __all__ = [
@@ -41,7 +41,34 @@ __all__ = [
 _STR_COLUMNS = ("player_a", "player_b", "item", "task", "judge", "source")
 
 
-def _to_str(series: pd.Series) -> pd.Series:
+_NON_SCALAR = (list, tuple, dict, set, bytes, bytearray, memoryview, np.ndarray)
+
+
+def _refuse_non_scalar(values: pd.Series, column: str | None, source: str | None) -> None:
+    """An id must be text or a number: a list, struct (dict), array or binary value is refused, never
+    turned into its printed form (``"[1, 2]"``, ``"b'..'"``)."""
+    bad = values.map(lambda v: isinstance(v, _NON_SCALAR) or (isinstance(v, str) and _has_surrogate(v))).to_numpy(
+        dtype=bool)
+    if bad.any():
+        first = values[bad].iloc[0]
+        kind = "text with a lone surrogate (invalid Unicode)" if isinstance(first, str) else type(first).__name__
+        src = f" of {source}" if source else ""
+        raise ValueError(
+            f"The '{column}' column{src} must hold text or numbers (a name or an id); got a {kind} value "
+            f"({str(first)[:60]!r}) in {int(bad.sum())} rows (first at row {int(np.flatnonzero(bad)[0]) + 1}). "
+            "List, struct and binary columns are not names: pick or build a text column."
+        )
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _to_str(series: pd.Series, column: str | None = None, source: str | None = None) -> pd.Series:
     """Strings for ids; keeps missing values missing; 3.0 -> '3' for float-typed ids."""
     if pd.api.types.is_float_dtype(series):
         whole = series.dropna()
@@ -50,7 +77,12 @@ def _to_str(series: pd.Series) -> pd.Series:
             return out.astype(object).where(series.notna(), None)
     out = series.astype(object)
     mask = out.notna()
-    if pd.api.types.infer_dtype(out, skipna=True) != "string":  # already str: skip the per-row map
+    kind = pd.api.types.infer_dtype(out, skipna=True)
+    if kind not in ("string", "integer", "floating", "empty", "boolean", "decimal", "mixed-integer-float"):
+        _refuse_non_scalar(out, column, source)
+    elif kind == "string" and _has_surrogate("".join(pd.unique(out[mask]))):
+        _refuse_non_scalar(out, column, source)
+    if kind != "string":  # already str: skip the per-row map
         out[mask] = out[mask].map(str)
     return out.where(mask, None)
 
@@ -98,7 +130,7 @@ def validate_comparisons(frame: pd.DataFrame, *, source: str | None = None) -> p
 
     for col in _STR_COLUMNS:
         if col in out.columns:
-            out[col] = _to_str(out[col])
+            out[col] = _to_str(out[col], col, source)
     for col in ("player_a", "player_b"):
         bad = out[col].isna().to_numpy()
         if bad.any():
@@ -121,6 +153,7 @@ def validate_comparisons(frame: pd.DataFrame, *, source: str | None = None) -> p
         )
     out["outcome"] = outcome
     out["weight"] = nonnegative_column(out, "weight", allowed="finite and >= 0", source=src, lines=lines)
+    check_total_weight(out["weight"].to_numpy(), source=src)
     if "budget" in out.columns:
         out["budget"] = pd.to_numeric(out["budget"], errors="coerce").astype(float)
     if "line" in out.columns:

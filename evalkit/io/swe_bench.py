@@ -17,11 +17,12 @@ list) together with the trajectories it applies to.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from evalkit.io._json import read_json
+from evalkit.io._json import loads, read_json
+from evalkit.io._limits import read_bytes
+from evalkit.io._walk import walk_files
 
 __all__ = ["read_swe_bench_report", "read_resolved_ids"]
 
@@ -67,7 +68,7 @@ def read_swe_bench_report(path: str | os.PathLike[str]) -> dict[str, bool]:
         raise ValueError(f"No such SWE-bench report: {str(p)!r}.")
     if p.is_dir():
         out: dict[str, bool] = {}
-        files = sorted(p.rglob("report.json"))
+        files = [f for f in walk_files(p) if f.name == "report.json"]
         if not files:
             raise ValueError(f"The folder {str(p)!r} holds no report.json (SWE-bench's per-instance reports).")
         for f in files:
@@ -85,9 +86,9 @@ def read_resolved_ids(path: str | os.PathLike[str]) -> set[str]:
     p = Path(path)
     if not p.exists():
         raise ValueError(f"No such file of resolved ids: {str(p)!r}.")
-    text = p.read_text(encoding="utf-8")
+    text = read_bytes(p).decode("utf-8", errors="replace")
     if text.lstrip().startswith("["):
-        obj = json.loads(text)
+        obj = loads(text, p.name, expected="a JSON list of resolved instance ids")
         if not all(isinstance(x, str) for x in obj):
             raise ValueError(f"{p.name} must be a JSON list of instance id strings.")
         return set(obj)

@@ -19,6 +19,7 @@ outcome must already be numeric. Missing outcomes are an error unless
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -100,7 +101,7 @@ def convert_columns(
     *,
     source: str,
     columns: Mapping[str, str] | None = None,
-    constants: Mapping[str, object] | None = None,
+    constants: Mapping[str, Any] | None = None,
     outcome_map: OutcomeMap | None = None,
     missing_outcome: str = "error",
 ) -> Converted:

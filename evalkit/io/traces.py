@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalkit._errors import describe_bad, nonnegative_column, where
+from evalkit._errors import check_magnitude, describe_bad, nonnegative_column, where
 from evalkit.io._files import load_records
 from evalkit.io.schema import _to_str
 
@@ -131,7 +131,7 @@ def _check_shape(frame: pd.DataFrame, src: str) -> None:
 def _canonical_ids(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> None:
     """Turn the id columns (and ``source``) into strings in place; no id may be missing."""
     for col in _ID_COLUMNS + (("source",) if "source" in out.columns else ()):
-        out[col] = _to_str(out[col])
+        out[col] = _to_str(out[col], col, src.removeprefix(" in ") or None)
     for col in _ID_COLUMNS:
         bad = out[col].isna().to_numpy()
         if bad.any():
@@ -150,6 +150,8 @@ def _numeric_columns(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> N
             f"The 'score' column{src} must be a finite number. Got "
             f"{describe_bad(raw_score.to_numpy(), bad)} {where(bad, lines)} instead."
         )
+    check_magnitude(score, "score", source=src, lines=lines, raw=raw_score.to_numpy())
+    check_magnitude(budget, "budget", source=src, lines=lines)
     out["budget"] = budget
     out["score"] = score
     if "line" in out.columns:
@@ -199,7 +201,7 @@ def _check_cumulative(out: pd.DataFrame, src: str, lines: np.ndarray | None) -> 
             f"The 'budget' column{src} must be cumulative (non-decreasing within a session in "
             f"row order). It decreases {where(drop, lines)}: session "
             f"{out['session'].iat[first]!r} of system {out['system'].iat[first]!r}, task "
-            f"{out['task'].iat[first]!r}, goes down to {float(out['budget'].iat[first]):g}. Per-call "
+            f"{out['task'].iat[first]!r}, goes down to {out['budget'].to_numpy(dtype=float)[first]:g}. Per-call "
             "usage must be summed first; pass order='sort' if rows are merely shuffled."
         )
 
@@ -215,12 +217,16 @@ def _canonical_order(out: pd.DataFrame) -> pd.DataFrame:
 def _read_file(path: Path, fmt: str | None) -> tuple[pd.DataFrame, bool]:
     """Read a file into a frame; the flag says whether the first data row is line 2 (CSV)."""
     suffix = (fmt or path.suffix.lstrip(".")).lower()
-    if suffix in ("csv", "tsv", "txt"):
-        return pd.read_csv(path, sep="\t" if suffix == "tsv" else ","), True
+    import io
+
+    from evalkit.io._json import check_file
+
+    if suffix in ("csv", "tsv", "txt"):  # bytes held, lines and nesting bounded before pandas parses them
+        return pd.read_csv(io.BytesIO(check_file(path, "csv")), sep="\t" if suffix == "tsv" else ","), True
     if suffix in ("jsonl", "ndjson"):
-        return pd.read_json(path, lines=True, dtype=False), False
+        return pd.read_json(io.BytesIO(check_file(path, "jsonl")), lines=True, dtype=False), False
     if suffix == "json":
-        return pd.read_json(path, dtype=False), False
+        return pd.read_json(io.BytesIO(check_file(path, "json")), dtype=False), False
     if suffix in ("parquet", "pq"):
         return pd.read_parquet(path), False
     raise ValueError(

@@ -22,7 +22,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from evalkit._special import expit, log_expit, logit
-from evalkit.ratings._linalg import information_matrix, pair_gradient, solve_laplacian
+from evalkit.ratings._linalg import (
+    _CG_MIN_PLAYERS,
+    PairPattern,
+    information_matrix,
+    pair_gradient,
+    solve_laplacian,
+)
 from evalkit.ratings.counts import PairCounts
 from evalkit.ratings.existence import check_existence
 
@@ -32,8 +38,13 @@ if TYPE_CHECKING:
 __all__ = ["BTFit", "fit_bt"]
 
 TiesMode = Literal["half", "drop", "davidson"]
+#: The covariance of a fit: the sandwich (robust) or the inverse Hessian (model-based).
+CovKind = Literal["sandwich", "hessian"]
 _TIES = ("half", "drop", "davidson")
 _SOLVERS = ("newton", "choix")
+# Newton steps shorter than this (max-norm, natural-log units) are taken whole without evaluating the
+# likelihood: there its cubic term is ~1e-3 of the quadratic gain, so the line search would accept them.
+_FULL_STEP = 1e-2
 
 
 @dataclass(frozen=True)
@@ -69,7 +80,7 @@ class BTFit:
 
     theta: np.ndarray
     players: tuple[str, ...]
-    ties: str
+    ties: TiesMode
     l2: float
     n_iter: int
     grad_norm: float
@@ -86,7 +97,7 @@ class BTFit:
 
     def covariance(
         self,
-        kind: Literal["sandwich", "hessian"] = "sandwich",
+        kind: CovKind = "sandwich",
         *,
         ridge: float = 0.0,
         frame: pd.DataFrame | None = None,
@@ -113,7 +124,7 @@ class BTFit:
 
     def se(
         self,
-        kind: Literal["sandwich", "hessian"] = "sandwich",
+        kind: CovKind = "sandwich",
         *,
         frame: pd.DataFrame | None = None,
         cluster: str | None = None,
@@ -160,25 +171,31 @@ def _newton_bt(
         theta -= theta.mean()
     obj = _bt_loglik(theta, i, j, w, lo) - 0.5 * l2 * theta @ theta
     converged, it = False, 0
+    # the pairs of PairCounts are distinct: one sparsity pattern serves every step
+    pattern = PairPattern(i, j, n) if n >= _CG_MIN_PLAYERS else None
     for it in range(1, max_iter + 1):  # noqa: B007
         p = expit(theta[i] - theta[j])
         grad = pair_gradient(i, j, w - tot * p, n) - l2 * theta
-        step = solve_laplacian(i, j, tot * p * (1.0 - p), grad, n, ridge=l2)
-        # Damped Newton: halve the step until the penalised log-likelihood does not drop.
-        for _ in range(30):
-            new = theta + step
-            new_obj = _bt_loglik(new, i, j, w, lo) - 0.5 * l2 * new @ new
-            if new_obj >= obj - 1e-12 * abs(obj):
-                break
-            step = step / 2
-        theta, obj = new, new_obj
+        step = solve_laplacian(i, j, tot * p * (1.0 - p), grad, n, ridge=l2, pattern=pattern)
+        if np.max(np.abs(step)) < _FULL_STEP:  # the quadratic model holds: the full step is taken
+            theta, obj = theta + step, None
+        else:  # Damped Newton: halve the step until the penalised log-likelihood does not drop.
+            if obj is None:
+                obj = _bt_loglik(theta, i, j, w, lo) - 0.5 * l2 * theta @ theta
+            for _ in range(30):
+                new = theta + step
+                new_obj = _bt_loglik(new, i, j, w, lo) - 0.5 * l2 * new @ new
+                if new_obj >= obj - 1e-12 * abs(obj):
+                    break
+                step = step / 2
+            theta, obj = new, new_obj
         if l2 == 0:
             theta -= theta.mean()
         if np.max(np.abs(step)) < tol:
             converged = True
             break
     p = expit(theta[i] - theta[j])
-    info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2)
+    info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2, pattern=pattern)
     return theta, it, converged, info
 
 

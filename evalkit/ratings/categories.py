@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from evalkit._deprecate import renamed_keywords
 from evalkit.io.schema import validate_comparisons
 
 __all__ = ["CORRECTIONS", "category_leaderboards", "adjusted_level"]
@@ -30,8 +31,9 @@ def adjusted_level(level: float, k: int, correction: str) -> float:
     return level
 
 
+@renamed_keywords(level="confidence_level")
 def category_leaderboards(
-    frame: pd.DataFrame, by: str, *, level: float = 0.95,
+    frame: pd.DataFrame, by: str, *, confidence_level: float = 0.95,
     correction: Literal["bonferroni", "sidak", "none"] = "bonferroni", **options: Any,
 ) -> pd.DataFrame:
     """One leaderboard per value of column ``by``, stacked with ``by`` as the first column.
@@ -41,8 +43,8 @@ def category_leaderboards(
     frame : pandas.DataFrame
         Canonical comparisons with the column ``by`` (e.g. ``category``, ``judge``, ``language``).
     by : str
-    level : float
-        Joint level over all categories.
+    confidence_level : float
+        Joint confidence level over all categories.
     correction : {"bonferroni", "sidak", "none"}
     **options
         Passed to :func:`evalkit.ratings.leaderboard` (``ties``, ``interval``, ``cluster``, ``rng``...).
@@ -65,11 +67,11 @@ def category_leaderboards(
     frame = validate_comparisons(frame)
     groups = frame.groupby(frame[by].astype(str), sort=True)
     k = groups.ngroups
-    lvl = adjusted_level(level, k, correction)
+    lvl = adjusted_level(confidence_level, k, correction)
     parts, skipped, interval = [], {}, ""
     for name, sub in groups:
         try:
-            t = leaderboard(sub.reset_index(drop=True), level=lvl, **options)
+            t = leaderboard(sub.reset_index(drop=True), confidence_level=lvl, **options)
         except ValueError as exc:
             skipped[name] = str(exc).split(": model")[0].split("\n")[0]
             continue
@@ -80,8 +82,8 @@ def category_leaderboards(
     names = {"bonferroni": "Bonferroni", "sidak": "Šidák", "none": "no correction"}
     out.attrs.update(
         correction=(f"{names[correction]} across {k} categories of {by!r}: each interval at {lvl:.4%}, so that "
-                    f"all categories hold jointly at >= {level:.0%}" if correction != "none" else
-                    f"no correction across {k} categories of {by!r}: each interval at {level:.0%}, jointly less"),
+                    f"all categories hold jointly at >= {confidence_level:.0%}" if correction != "none" else
+                    f"no correction across {k} categories of {by!r}: each interval at {confidence_level:.0%}, jointly less"),
         skipped=skipped, interval=interval, level=lvl, n_categories=k,
     )
     return out

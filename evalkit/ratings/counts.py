@@ -7,14 +7,13 @@ a million comparisons among 100 models is a fit on at most 4,950 pairs.
 
 from __future__ import annotations
 
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from evalkit.io.counts import ComparisonCounts
+from evalkit.io.counts import ComparisonCounts, encode_players  # encode_players re-exported here
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -39,6 +38,10 @@ class PairCounts:
         Weighted number of wins of ``i``, wins of ``j`` and ties in the pair. A continuous
         outcome ``o`` (``i``'s score, not 0, 0.5 or 1) with weight ``w`` adds ``w * o`` to
         ``wins_i`` and ``w * (1 - o)`` to ``wins_j``.
+    continuous : bool
+        Whether some outcome was continuous. The counts are then sufficient for the fit and the
+        Hessian, not for the sandwich (its meat needs the sum of squared outcomes per pair), which
+        is computed from the comparisons or their cells instead.
     """
 
     players: tuple[str, ...]
@@ -47,6 +50,7 @@ class PairCounts:
     wins_i: np.ndarray
     wins_j: np.ndarray
     ties: np.ndarray
+    continuous: bool = False
 
     @property
     def n_players(self) -> int:
@@ -161,55 +165,6 @@ def _merge(
     )
 
 
-def encode_players(
-    player_a: ArrayLike, player_b: ArrayLike
-) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """Integer codes for two columns of player names, players sorted by name.
-
-    Each column is factorised on its own (fast for pandas' Arrow-backed strings), then the
-    two small sets of names are merged.
-
-    Parameters
-    ----------
-    player_a, player_b : array_like of str
-        Names; no missing values (see :func:`~evalkit.io.schema.validate_comparisons`).
-
-    Returns
-    -------
-    players : tuple of str
-        Sorted unique names.
-    a, b : numpy.ndarray of int64
-        Codes of ``player_a`` and ``player_b`` into ``players`` (-1 for a missing name).
-    """
-    if "pandas" not in sys.modules:  # the DuckDB fast path: a few thousand cells, a dict
-        return _encode_numpy(player_a, player_b)
-    import pandas as pd
-
-    code_a, names_a = pd.factorize(
-        pd.Series(player_a) if not isinstance(player_a, pd.Series) else player_a
-    )
-    code_b, names_b = pd.factorize(
-        pd.Series(player_b) if not isinstance(player_b, pd.Series) else player_b
-    )
-    names_a = [str(x) for x in names_a]
-    names_b = [str(x) for x in names_b]
-    players = tuple(sorted(set(names_a) | set(names_b)))
-    pos = {p: k for k, p in enumerate(players)}
-    map_a = np.array([pos[x] for x in names_a] + [-1], dtype=np.int64)
-    map_b = np.array([pos[x] for x in names_b] + [-1], dtype=np.int64)
-    return players, map_a[code_a], map_b[code_b]
-
-
-def _encode_numpy(player_a: ArrayLike, player_b: ArrayLike) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-    """:func:`encode_players` without pandas (no missing names; sorted like ``sorted``)."""
-    a = list(map(str, np.asarray(player_a, dtype=object).tolist()))
-    b = list(map(str, np.asarray(player_b, dtype=object).tolist()))
-    players = tuple(sorted(set(a) | set(b)))
-    pos = {p: k for k, p in enumerate(players)}
-    return (players, np.array(list(map(pos.__getitem__, a)), dtype=np.int64),
-            np.array(list(map(pos.__getitem__, b)), dtype=np.int64))
-
-
 def _fast_columns(frame: pd.DataFrame) -> tuple | None:
     """Codes, outcome and weight of a frame that is already valid with string players, else None.
 
@@ -313,6 +268,7 @@ def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) 
     if fast is not None:
         players, a, b, outcome, weight = fast
     else:
+        assert not isinstance(frame, ComparisonCounts)  # cells always take the fast branch
         if validate:
             from evalkit.io.schema import validate_comparisons
 
@@ -327,4 +283,6 @@ def aggregate(frame: pd.DataFrame | ComparisonCounts, *, validate: bool = True) 
     score_lo = np.where(tie, 0.0, np.where(swap, 1.0 - outcome, outcome))
     score_hi = np.where(tie, 0.0, 1.0 - score_lo)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
-    return _merge(players, lo, hi, score_lo * weight, score_hi * weight, np.where(tie, weight, 0.0))
+    counts = _merge(players, lo, hi, score_lo * weight, score_hi * weight, np.where(tie, weight, 0.0))
+    continuous = bool(np.any((weight > 0) & ~tie & (outcome != 0.0) & (outcome != 1.0)))
+    return replace(counts, continuous=True) if continuous else counts

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
     from evalkit.ratings.bt import BTFit
 
-__all__ = ["ELO_SCALE", "theta_to_elo", "elo_intervals", "elo_table", "parse_anchor", "interval_label"]
+__all__ = ["ELO_SCALE", "theta_to_elo", "elo_intervals", "elo_table", "parse_anchor", "interval_label",
+           "interval_df"]
 
 #: Elo points per unit of natural-log strength, 400 / ln(10).
 ELO_SCALE: float = 400.0 / np.log(10.0)
@@ -78,7 +79,7 @@ def theta_to_elo(
 def _large(fit: BTFit, se: str, frame, cluster, correction, anchor: int | None) -> np.ndarray:
     """Variances for many players (sparse information): see :mod:`evalkit.ratings._large`."""
     from evalkit.ratings._large import large_variances
-    from evalkit.ratings.uncertainty import cluster_factor, meat
+    from evalkit.ratings.uncertainty import cluster_factor, meat, n_params
 
     if se not in ("sandwich", "hessian"):
         raise ValueError(f"'se' must be 'sandwich' or 'hessian'; got {se!r}.")
@@ -86,7 +87,7 @@ def _large(fit: BTFit, se: str, frame, cluster, correction, anchor: int | None) 
         return large_variances(fit, anchor=anchor)
     mid = meat(fit, frame, cluster=cluster, sparse=True)
     if cluster is not None:
-        mid = mid * cluster_factor(frame, cluster, correction)[0]
+        mid = mid * cluster_factor(frame, cluster, correction, n_params=n_params(fit))[0]
     return large_variances(fit, mid, anchor=anchor)
 
 
@@ -108,7 +109,8 @@ def elo_intervals(
     cov: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """The columns of :func:`elo_table` as numpy arrays in fit order: ``theta, elo, se,
-    ci_low, ci_high`` (no pandas; same parameters)."""
+    ci_low, ci_high`` (no pandas; same parameters). A cluster-robust interval (``cluster``) takes
+    its quantile from ``t(G - 1)``, the others from the normal."""
     if not 0 < level < 1:
         raise ValueError(f"'level' must be in (0, 1); got {level!r}.")
     if cov is None and uses_sparse_intervals(fit):
@@ -124,8 +126,22 @@ def elo_intervals(
         var[k] = 0.0
     sd = ELO_SCALE * np.sqrt(np.clip(var, 0.0, None))
     elo = theta_to_elo(fit.theta, fit.players, base=base, anchor=anchor)
-    z = norm_ppf(0.5 + level / 2)
-    return {"theta": fit.theta, "elo": elo, "se": sd, "ci_low": elo - z * sd, "ci_high": elo + z * sd}
+    df = interval_df(frame, cluster)
+    if np.isinf(df):
+        q = norm_ppf(0.5 + level / 2)
+    else:
+        from evalkit._cluster import t_quantile
+
+        q = t_quantile(0.5 + level / 2, df)
+    return {"theta": fit.theta, "elo": elo, "se": sd, "ci_low": elo - q * sd, "ci_high": elo + q * sd}
+
+
+def interval_df(frame: pd.DataFrame | None, cluster: str | None) -> float:
+    """Degrees of freedom of a Wald interval: ``G - 1`` for a cluster-robust one (``G`` clusters of
+    ``cluster`` in ``frame``), infinite (the normal quantile) otherwise."""
+    if cluster is None or frame is None:
+        return float("inf")
+    return float(frame[cluster].nunique() - 1)
 
 
 def elo_table(
@@ -140,7 +156,7 @@ def elo_table(
     cluster_correction: str = "CR1",
     cov: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """Elo ratings of a fit with normal-approximation (Wald) intervals.
+    """Elo ratings of a fit with Wald intervals (normal quantile; ``t(G - 1)`` when cluster-robust).
 
     Parameters
     ----------

@@ -23,8 +23,9 @@ __all__ = [
 ]
 
 _MAX_NAMES = 8
-# Up to this many players a strongly connected graph is confirmed with dense numpy (no scipy import).
-_DENSE_MAX = 500
+# Up to this many players a strongly connected graph is confirmed with dense numpy (no scipy import;
+# a 4096 x 4096 boolean adjacency is 16 MB and a few ms of reachability).
+_DENSE_MAX = 4096
 
 
 def beat_or_tie_edges(counts: PairCounts, *, ties: str = "half") -> tuple[np.ndarray, np.ndarray]:

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._progress import ProgressFn
 from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
-from evalkit.ratings.bt import TiesMode, fit_bt
+from evalkit.ratings.bt import CovKind, TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
-from evalkit.ratings.elo import elo_intervals, interval_label, uses_sparse_intervals
+from evalkit.ratings.elo import elo_intervals, interval_df, interval_label, uses_sparse_intervals
 from evalkit.ratings.ranks import fastchat_rank, fit_rank_values
 from evalkit.summary import tally_columns
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["LEADERBOARD_COLUMNS", "Leaderboard", "leaderboard", "leaderboard_columns"]
+__all__ = ["LEADERBOARD_COLUMNS", "Leaderboard", "leaderboard", "leaderboard_columns", "DegenerateBootstrapWarning"]
 
 LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "rank",
@@ -34,8 +36,10 @@ LEADERBOARD_COLUMNS: tuple[str, ...] = (
     "win_rate",
 )
 _INTERVALS = ("sandwich", "hessian", "bootstrap")
+IntervalKind = Literal["sandwich", "hessian", "bootstrap"]
 
 
+@renamed_keywords(level="confidence_level", n_boot="n_resamples")
 def leaderboard(
     frame: pd.DataFrame | ComparisonCounts,
     *,
@@ -43,9 +47,9 @@ def leaderboard(
     l2: float = 0.0,
     base: float = 1000.0,
     anchor: str | None = None,
-    interval: Literal["sandwich", "hessian", "bootstrap"] | None = None,
-    level: float = 0.95,
-    n_boot: int = 1000,
+    interval: IntervalKind | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
     cluster: str | None = None,
     cluster_correction: str = "CR1",
     rng: RNGLike | None = None,
@@ -68,8 +72,8 @@ def leaderboard(
     interval : {"sandwich", "hessian", "bootstrap"}, optional
         Wald intervals from robust (sandwich; cluster-robust with ``cluster``) or
         model-based standard errors, or bootstrap percentiles. Default ``"sandwich"``.
-    level : float, default 0.95
-    n_boot : int, default 1000
+    confidence_level : float, default 0.95
+    n_resamples : int, default 1000
         Bootstrap replicates.
     cluster : str, optional
         Column of possibly dependent comparisons (``"item"``, ``"judge"``, ...): scores
@@ -89,11 +93,25 @@ def leaderboard(
         ``interval`` (e.g. ``"sandwich 95% Wald, centred"``), ``parametrisation``
         (``"centred"`` / ``"difference with <anchor>"``), ``ties``, ``n_iter``,
         ``grad_norm``, ``converged``, ``tie_param`` and, for the bootstrap,
-        ``n_boot`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
+        ``n_resamples`` and ``n_degenerate`` (replicates without finite ratings, left out); with a
         ``cluster``: ``n_clusters`` and ``cluster_correction``.
+
+    Examples
+    --------
+    >>> from evalkit.engine import aggregate_comparisons
+    >>> from evalkit.resources import data_file
+    >>> counts, _ = aggregate_comparisons(data_file("llmfao/gpt4-comparisons.csv"))
+    >>> board = leaderboard(counts)
+    >>> board.loc[:1, ["model", "elo", "ci_low", "ci_high"]].round(1)
+                     model     elo  ci_low  ci_high
+    0        GPT 3.5 Turbo  1725.9  1551.7   1900.1
+    1  GPT 3.5 Turbo (16k)  1714.4  1540.7   1888.0
+    >>> board.attrs["interval"]
+    'sandwich 95% Wald, centred'
     """
     return leaderboard_columns(
-        frame, ties=ties, l2=l2, base=base, anchor=anchor, interval=interval, level=level, n_boot=n_boot,
+        frame, ties=ties, l2=l2, base=base, anchor=anchor, interval=interval, confidence_level=confidence_level,
+        n_resamples=n_resamples,
         cluster=cluster, cluster_correction=cluster_correction, rng=rng, progress=progress).to_frame()
 
 
@@ -123,6 +141,7 @@ class Leaderboard:
         return out
 
 
+@renamed_keywords(level="confidence_level", n_boot="n_resamples")
 def leaderboard_columns(
     frame: pd.DataFrame | ComparisonCounts,
     *,
@@ -130,9 +149,9 @@ def leaderboard_columns(
     l2: float = 0.0,
     base: float = 1000.0,
     anchor: str | None = None,
-    interval: Literal["sandwich", "hessian", "bootstrap"] | None = None,
-    level: float = 0.95,
-    n_boot: int = 1000,
+    interval: IntervalKind | None = None,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
     cluster: str | None = None,
     cluster_correction: str = "CR1",
     rng: RNGLike | None = None,
@@ -141,46 +160,88 @@ def leaderboard_columns(
     """:func:`leaderboard` as numpy columns (same parameters). Counts with discrete outcomes
     and no cluster are never turned into a DataFrame: their per-pair win / loss / tie counts
     are sufficient for the fit, both covariances, the tallies and the rank intervals."""
-    interval = _check_interval(interval, cluster=cluster, rng=rng)
+    kind = _check_interval(interval, cluster=cluster, rng=rng)
     cells = as_cells(frame, cluster=cluster)
     fit = fit_bt(aggregate(cells), ties=ties, l2=l2)
-    se = "hessian" if interval == "hessian" else "sandwich"
-    wald_cluster = cluster if interval == "sandwich" else None
+    se: CovKind = "hessian" if kind == "hessian" else "sandwich"
+    wald_cluster = cluster if kind == "sandwich" else None
     # the cells as rows only where per-pair counts are not sufficient (a cluster-robust or
     # continuous-outcome sandwich); a discrete sandwich from the pair counts is the same sum
     rows = None if wald_cluster is None and cells.discrete() else cells.cells
     # one covariance serves the intervals and the rank intervals (none on the sparse path)
     cov = None if uses_sparse_intervals(fit) else fit.covariance(
         se, frame=rows, cluster=wald_cluster, cluster_correction=cluster_correction)
-    cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=level, frame=rows, cluster=wald_cluster,
+    cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=confidence_level, frame=rows, cluster=wald_cluster,
                          cluster_correction=cluster_correction, cov=cov)
     label = interval_label(anchor)
     attrs = {"parametrisation": label, **_fit_attrs(
-        fit, ties=ties, level=level, interval=interval, cluster=cluster, n_clusters=cells.n_clusters,
+        fit, ties=ties, level=confidence_level, interval=kind, cluster=cluster, n_clusters=cells.n_clusters,
         cluster_correction=cluster_correction)}
     boot = None
-    if interval == "bootstrap":
+    rank_df = interval_df(rows, wald_cluster)
+    if kind == "bootstrap":
         from evalkit.ratings.bootstrap import bootstrap_bt
+        assert rng is not None  # _check_interval: a bootstrap needs a seed
 
-        boot = bootstrap_bt(cells, n_boot=n_boot, rng=rng, cluster=cluster, fit=fit, progress=progress)
-        cols["ci_low"], cols["ci_high"] = boot.confidence_interval(level, base=base, anchor=anchor)
-        unit = "comparisons" if cluster is None else f"clusters of {cluster!r}"
-        attrs["interval"] = f"bootstrap {level:.0%} percentile over {unit}, {label}"
-        attrs.update(n_boot=boot.n_boot, n_degenerate=boot.n_degenerate)
+        boot = bootstrap_bt(cells, n_resamples=n_resamples, rng=rng, cluster=cluster, fit=fit, progress=progress)
+        attrs.update(n_resamples=boot.n_resamples, n_degenerate=boot.n_degenerate,
+                     degenerate_share=boot.degenerate_fraction, degenerate_handling=boot.degenerate)
+        fallback = _bootstrap_fallback(boot, confidence_level)
+        if fallback is None:
+            cols["ci_low"], cols["ci_high"] = boot.confidence_interval(confidence_level, base=base, anchor=anchor)
+            attrs["interval"] = f"{boot.describe(confidence_level)}, {label}"
+        else:  # the bootstrap's tails would be made of degenerate replicates: use the sandwich instead
+            rows = cells.cells
+            cov = None if uses_sparse_intervals(fit) else fit.covariance(
+                "sandwich", frame=rows, cluster=cluster, cluster_correction=cluster_correction)
+            wald = elo_intervals(fit, base=base, anchor=anchor, se="sandwich", level=confidence_level, frame=rows,
+                                 cluster=cluster, cluster_correction=cluster_correction, cov=cov)
+            cols["ci_low"], cols["ci_high"] = wald["ci_low"], wald["ci_high"]
+            attrs["interval"] = f"{_wald_label(cluster, cells.n_clusters, cluster_correction, confidence_level)}, {label}"
+            attrs.update(fallback=fallback, cluster_correction=cluster_correction if cluster else None)
+            attrs.setdefault("caveats", []).append(fallback)
+            rank_df, boot = interval_df(rows, cluster), None  # ranks from the sandwich too
+            warnings.warn(fallback, DegenerateBootstrapWarning, stacklevel=3)
     else:
-        robust = (f"cluster-robust ({cluster!r}, {cells.n_clusters} clusters, {cluster_correction}) sandwich"
-                  if cluster is not None and interval == "sandwich" else interval)
-        attrs["interval"] = f"{robust} {level:.0%} Wald, {label}"
+        what = _wald_label(wald_cluster, cells.n_clusters, cluster_correction, confidence_level, kind)
+        attrs["interval"] = f"{what}, {label}"
     # one covariance for intervals and ranks; none (no ranks) on the sparse path of thousands of players
-    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=level, rng=rng)
+    ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=confidence_level, rng=rng, df=rank_df)
     return Leaderboard(_tabulate(fit.players, cols, cells, ranks), attrs)
 
 
-def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> str:
+class DegenerateBootstrapWarning(UserWarning):
+    """Too many bootstrap replicates had no finite ratings: the leaderboard used the sandwich instead."""
+
+
+def _bootstrap_fallback(boot, level: float) -> str | None:
+    """Why the bootstrap is not used (more degenerate replicates than one tail of the interval
+    holds: its bounds would be set by replicates in which some model's rating diverges), or None."""
+    tail = (1.0 - level) / 2.0
+    if boot.degenerate_fraction <= tail:
+        return None
+    unit = "comparisons" if not boot.clustered else f"the {boot.n_units} clusters of {boot.unit!r}"
+    what = ("the cluster-robust sandwich (CR1, t(G - 1))" if boot.clustered else "the robust sandwich (HC0)")
+    return (f"{boot.n_degenerate} of {boot.n_resamples} bootstrap replicates over {unit} ({boot.degenerate_fraction:.0%}) "
+            f"have no finite ratings (some model never loses or never wins in them), more than the "
+            f"{tail:.1%} in one tail of a {level:.0%} interval: the intervals are {what} instead.")
+
+
+def _wald_label(cluster: str | None, n_clusters: int | None, correction: str, level: float,
+                interval: str = "sandwich") -> str:
+    """``"cluster-robust ('item', 13 clusters, CR1) sandwich 95% Wald, t(12)"`` and the like."""
+    if cluster is None:
+        return f"{interval} {level:.0%} Wald"
+    g = int(n_clusters or 0)
+    return f"cluster-robust ({cluster!r}, {g} clusters, {correction}) sandwich {level:.0%} Wald, t({g - 1})"
+
+
+def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike | None) -> IntervalKind:
     """The interval kind (default ``"sandwich"``), checked before any work is done."""
     interval = "sandwich" if interval is None else interval
     if interval not in _INTERVALS:
         raise ValueError(f"'interval' must be one of {_INTERVALS}; got {interval!r}.")
+    kind = cast(IntervalKind, interval)  # one of _INTERVALS
     if cluster is not None and interval == "hessian":
         raise ValueError(
             "'cluster' needs interval='sandwich' (cluster-robust) or 'bootstrap' (clusters resampled); "
@@ -188,7 +249,7 @@ def _check_interval(interval: str | None, *, cluster: str | None, rng: RNGLike |
         )
     if interval == "bootstrap" and rng is None:
         raise ValueError("interval='bootstrap' needs a seed: pass rng=<int> (evalkit never uses a global seed).")
-    return interval
+    return kind
 
 
 def _fit_attrs(fit, *, ties: str, level: float, interval: str, cluster: str | None, n_clusters: int | None,

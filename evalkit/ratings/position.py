@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, stats
+from scipy import sparse
 from scipy.special import expit
 
+from evalkit._cluster import t_quantile, t_two_sided_pvalue
+from evalkit._deprecate import renamed_keywords
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import aggregate, encode_players
 from evalkit.ratings.existence import check_existence
@@ -85,8 +87,10 @@ class PositionEffect:
     p_left : float
         ``expit(gamma)``: probability that the left one of two equal answers wins.
     pvalue : float
-        Wald test of ``gamma = 0``.
+        Wald test of ``gamma = 0`` (``t(df)``).
     cov_kind : str
+    df : float
+        ``G - 1`` for a cluster-robust fit, infinite otherwise.
     """
 
     gamma: float
@@ -96,10 +100,12 @@ class PositionEffect:
     pvalue: float
     cov_kind: str
     level: float = 0.95
+    df: float = float("inf")
 
     def confidence_interval(self, level: float | None = None) -> tuple[float, float]:
-        """Wald interval of ``gamma`` (exponentiate it for the odds ratio)."""
-        q = stats.norm.ppf(0.5 + (level or self.level) / 2)
+        """Wald interval of ``gamma`` (exponentiate it for the odds ratio); ``t(df)`` quantile
+        (``df = G - 1`` for a cluster-robust fit, the normal otherwise)."""
+        q = t_quantile(0.5 + (level or self.level) / 2, self.df)
         return self.gamma - q * self.se, self.gamma + q * self.se
 
     def describe(self) -> str:
@@ -116,11 +122,13 @@ def position_effect(fit: StyleFit, level: float = 0.95) -> PositionEffect:
     k = list(fit.coef.index).index("player_a")
     g, se = float(fit.coef.iloc[k]), float(fit.se()[n + k])
     return PositionEffect(gamma=g, se=se, odds_ratio=float(np.exp(g)), p_left=float(expit(g)),
-                          pvalue=float(2 * stats.norm.sf(abs(g / se))), cov_kind=fit.cov_kind, level=level)
+                          pvalue=t_two_sided_pvalue(g / se, fit.df), cov_kind=fit.cov_kind, level=level,
+                          df=fit.df)
 
 
+@renamed_keywords(level="confidence_level")
 def position_leaderboard(
-    frame: pd.DataFrame, *, base: float = 1000.0, level: float = 0.95, kind: CovKind = "sandwich",
+    frame: pd.DataFrame, *, base: float = 1000.0, confidence_level: float = 0.95, kind: CovKind = "sandwich",
     cluster: str | None = None,
 ) -> pd.DataFrame:
     """Position-adjusted Elo leaderboard (``rate --adjust-position``): ``rank, model, elo, ci_low, ci_high``,
@@ -129,8 +137,8 @@ def position_leaderboard(
     from evalkit.ratings.style_board import fit_leaderboard
 
     fit = fit_position_bt(frame, kind=kind, cluster=cluster)
-    out = fit_leaderboard(fit, frame, base=base, level=level)
-    eff = position_effect(fit, level)
+    out = fit_leaderboard(fit, frame, base=base, level=confidence_level)
+    eff = position_effect(fit, confidence_level)
     out.attrs.update(position=eff.describe(), position_gamma=eff.gamma)
     out.attrs["interval"] = "position-adjusted, " + out.attrs["interval"]
     return out

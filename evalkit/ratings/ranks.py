@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalkit.ratings.bootstrap import BTBootstrap
-    from evalkit.ratings.bt import BTFit
+    from evalkit.ratings.bt import BTFit, CovKind
 
 __all__ = ["fastchat_rank", "pairwise_dominance", "rank_intervals", "tie_groups", "gaussian_replicates",
            "rank_columns", "add_rank_columns", "rank_values", "fit_rank_values",
@@ -168,8 +168,10 @@ def tie_groups(estimate: np.ndarray, above: np.ndarray) -> np.ndarray:
 
 
 def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int = 2000,
-                        rng: RNGLike) -> np.ndarray:
-    """Draws from ``N(estimate, cov)`` (a parametric bootstrap for Wald intervals), ``(n_draws, n)``.
+                        rng: RNGLike, df: float = float("inf")) -> np.ndarray:
+    """Draws from ``N(estimate, cov)`` (a parametric bootstrap for Wald intervals), ``(n_draws, n)``;
+    with a finite ``df`` from the multivariate t with ``df`` degrees of freedom (a cluster-robust
+    covariance over ``G`` clusters: ``df = G - 1``, as its Wald intervals).
 
     ``cov`` may be singular (centred ratings): draws use its eigen-decomposition, negative
     round-off eigenvalues set to 0.
@@ -177,31 +179,37 @@ def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int =
     gen = as_generator(rng)
     w, v = np.linalg.eigh(0.5 * (np.asarray(cov, float) + np.asarray(cov, float).T))
     z = gen.standard_normal((n_draws, len(w)))
+    if np.isfinite(df):
+        z /= np.sqrt(gen.chisquare(df, size=(n_draws, 1)) / df)
     return np.asarray(estimate, float) + (z * np.sqrt(np.clip(w, 0.0, None))) @ v.T
 
 
 def fit_rank_values(
-    fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich", frame: pd.DataFrame | None = None,
+    fit: BTFit, *, boot: BTBootstrap | None = None, se: CovKind = "sandwich", frame: pd.DataFrame | None = None,
     cluster: str | None = None, level: float = 0.95, rng: RNGLike | None = None,
-    max_players: int = RANK_MAX_PLAYERS, cov: np.ndarray | None = None,
+    max_players: int = RANK_MAX_PLAYERS, cov: np.ndarray | None = None, df: float = float("inf"),
 ) -> tuple[dict[str, np.ndarray] | None, str]:
     """:func:`rank_values` of a fit, in fit order: from the bootstrap replicates when there are
-    at least 20, else 2000 Gaussian draws from the fit's ``se`` covariance (``cov`` when the
-    caller already has it; not computed above ``max_players``, where the columns are skipped)."""
+    at least 20 (a cluster bootstrap's with its small-sample scaling), else 2000 Gaussian draws from
+    the fit's ``se`` covariance (``cov`` when the caller already has it; t draws with ``df`` degrees of
+    freedom for a cluster-robust one; not computed above ``max_players``, where the columns are skipped)."""
     est = ELO_SCALE * fit.theta
     if boot is not None and len(boot.theta) >= 20:
-        return rank_values(fit.players, est, replicates=ELO_SCALE * boot.theta,
-                           how=f"{len(boot.theta)} bootstrap replicates", level=level, max_players=max_players)
+        reps = boot.elo(base=0.0, small_sample=True, level=level)  # centred, on the scale of est
+        how = f"{len(boot.theta)} bootstrap replicates" + (
+            f" (deviations scaled by {boot.small_sample_factor(level):.3g})" if boot.clustered else "")
+        return rank_values(fit.players, est, replicates=reps,
+                           how=how, level=level, max_players=max_players)
     if len(fit.players) > max_players:  # do not compute a covariance that will not be used
         return rank_values(fit.players, est, level=level, max_players=max_players)
     if cov is None:
         cov = fit.covariance(se, frame=frame, cluster=cluster)
     return rank_values(fit.players, est, cov=cov * ELO_SCALE**2, how=se, level=level, rng=rng,
-                       max_players=max_players)
+                       max_players=max_players, df=df)
 
 
 def rank_columns(
-    table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: str = "sandwich",
+    table: pd.DataFrame, fit: BTFit, *, boot: BTBootstrap | None = None, se: CovKind = "sandwich",
     frame: pd.DataFrame | None = None, cluster: str | None = None, level: float = 0.95,
     rng: RNGLike | None = None, max_players: int = RANK_MAX_PLAYERS, cov: np.ndarray | None = None,
 ) -> pd.DataFrame:
@@ -222,7 +230,7 @@ def rank_columns(
 def rank_values(
     players: tuple[str, ...], estimate: np.ndarray, *, replicates: np.ndarray | None = None,
     cov: np.ndarray | None = None, how: str = "", level: float = 0.95, rng: RNGLike | None = None,
-    max_players: int = RANK_MAX_PLAYERS,
+    max_players: int = RANK_MAX_PLAYERS, df: float = float("inf"),
 ) -> tuple[dict[str, np.ndarray] | None, str]:
     """``rank_low, rank_high, tie_group`` in ``players`` order (None above ``max_players``) and
     the note that says how they were made: the numpy core of :func:`add_rank_columns`."""
@@ -234,8 +242,9 @@ def rank_values(
     if replicates is None:
         if cov is None:
             raise ValueError("Pass bootstrap 'replicates' or a covariance 'cov'.")
-        replicates = gaussian_replicates(est, cov, rng=0 if rng is None else rng)
-        how = f"2000 Gaussian draws from the {how + ' ' if how else ''}covariance"
+        replicates = gaussian_replicates(est, cov, rng=0 if rng is None else rng, df=df)
+        kind = "Gaussian" if not np.isfinite(df) else f"t({df:g})"
+        how = f"2000 {kind} draws from the {how + ' ' if how else ''}covariance"
     above, crit = pairwise_dominance(est, replicates, level=level)
     cols = {"rank_low": 1 + above.sum(axis=0), "rank_high": len(est) - above.sum(axis=1),
             "tie_group": tie_groups(est, above)}
@@ -247,12 +256,12 @@ def rank_values(
 def add_rank_columns(
     table: pd.DataFrame, players: tuple[str, ...], estimate: np.ndarray, *, replicates: np.ndarray | None = None,
     cov: np.ndarray | None = None, how: str = "", level: float = 0.95, rng: RNGLike | None = None,
-    max_players: int = RANK_MAX_PLAYERS,
+    max_players: int = RANK_MAX_PLAYERS, df: float = float("inf"),
 ) -> pd.DataFrame:
     """:func:`rank_columns` for any fit: ``estimate`` (Elo, in ``players`` order) with bootstrap
     ``replicates`` or a covariance ``cov`` (then 2000 Gaussian draws seeded by ``rng``, 0 when None)."""
     cols, info = rank_values(players, estimate, replicates=replicates, cov=cov, how=how, level=level, rng=rng,
-                             max_players=max_players)
+                             max_players=max_players, df=df)
     return _place(table, players, cols, info)
 
 

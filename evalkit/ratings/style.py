@@ -10,8 +10,9 @@ response, as in statsmodels' ``Logit`` / ``GLM(Binomial)``). ``weight`` is a fre
 weight: a row of weight ``w`` counts as ``w`` identical rows, in the fit and in the
 sandwich alike. Intervals come from the sandwich ``H^-1 M H^-1`` (HC0: ``M`` sums the
 outer products of per-row scores, each row counted ``w`` times), cluster-robust when
-``cluster`` is given (scores summed per cluster; optional CR1 factor ``G / (G - 1)``),
-or from the model-based ``H^-1``.
+``cluster`` is given (scores summed per cluster; the CR1 factor ``G / (G - 1) * (N - 1) / (N - K)``
+by default, :mod:`evalkit._cluster`, and then ``t(G - 1)`` quantiles and p-values), or from the
+model-based ``H^-1``.
 
 The solver is Newton's method on the concave log-likelihood with a full-rank reference
 coding (the first player's strength fixed at 0); results are reported for centred
@@ -24,13 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import sparse, stats
+from scipy import sparse
 from scipy.special import expit, log_expit
 
+from evalkit._cluster import cluster_df, t_label, t_quantile, t_two_sided_pvalue
 from evalkit.io.schema import validate_comparisons
 from evalkit.ratings.counts import aggregate, encode_players
 from evalkit.ratings.elo import ELO_SCALE
@@ -39,6 +41,8 @@ from evalkit.ratings.existence import check_existence
 __all__ = ["LogitFit", "StyleFit", "fit_logit", "fit_style_bt", "length_feature", "design"]
 
 CovKind = Literal["sandwich", "hessian"]
+#: A design or score matrix: a numpy array, or a scipy.sparse matrix (scipy publishes no types).
+Matrix = Any
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ class LogitFit:
 
     coef: np.ndarray
     information: np.ndarray = field(repr=False)
-    scores: object = field(repr=False)
+    scores: Matrix = field(repr=False)
     weight: np.ndarray = field(repr=False)
     loglik: float
     n_iter: int
@@ -91,13 +95,14 @@ class LogitFit:
             ).tocsr() @ s
             meat = agg.T @ agg
             if cr1:
-                n_obs, k = float(self.weight.sum()), len(self.coef)
-                meat = meat * (len(uniq) / (len(uniq) - 1.0)) * ((n_obs - 1.0) / (n_obs - k))
+                from evalkit._cluster import cr1_factor
+
+                meat = meat * cr1_factor(len(uniq), float(self.weight.sum()), len(self.coef))
         meat = np.asarray(meat.todense() if sparse.issparse(meat) else meat)
         return h_inv @ meat @ h_inv
 
 
-def _weighted_gram(x: np.ndarray | sparse.csr_matrix, v: np.ndarray) -> np.ndarray:
+def _weighted_gram(x: Matrix, v: np.ndarray) -> np.ndarray:
     """``X' diag(v) X`` as a dense array."""
     if sparse.issparse(x):
         return np.asarray((x.T @ x.multiply(v[:, None])).todense())
@@ -135,7 +140,7 @@ def fit_logit(
     y = np.asarray(y, dtype=float)
     w = np.ones_like(y) if weight is None else np.asarray(weight, dtype=float)
     off = np.zeros_like(y) if offset is None else np.asarray(offset, dtype=float)
-    xs = sparse.csr_matrix(x) if sparse.issparse(x) else np.asarray(x, dtype=float)
+    xs: Matrix = sparse.csr_matrix(x) if sparse.issparse(x) else np.asarray(x, dtype=float)
     beta = np.zeros(xs.shape[1])
     eta = off + xs @ beta
     obj = _loglik(eta, y, w)
@@ -204,6 +209,9 @@ class StyleFit:
     n_clusters : int or None
     logit : LogitFit
         The underlying fit (reference coding), e.g. for other covariances.
+
+    Intervals and p-values use ``t(G - 1)`` when the covariance is cluster-robust (:attr:`df`),
+    the normal otherwise.
     """
 
     players: tuple[str, ...]
@@ -218,32 +226,43 @@ class StyleFit:
     def converged(self) -> bool:
         return self.logit.converged
 
+    @property
+    def df(self) -> float:
+        """Degrees of freedom of the intervals: ``G - 1`` for a cluster-robust covariance, else infinite."""
+        return cluster_df(self.n_clusters)
+
+    def _q(self, level: float) -> float:
+        return t_quantile(0.5 + level / 2, self.df)
+
     def se(self) -> np.ndarray:
         """Standard errors of ``(theta, coef)``."""
         return np.sqrt(np.clip(np.diag(self.cov), 0.0, None))
 
     def coef_table(self, level: float = 0.95) -> pd.DataFrame:
-        """Covariate coefficients with SE, Wald interval, z and p-value; ``odds_ratio = exp(coef)``."""
+        """Covariate coefficients with SE, Wald interval, statistic ``z = coef / se`` and p-value (both from
+        ``t(df)``: ``df = G - 1`` when cluster-robust, else the normal); ``odds_ratio = exp(coef)``."""
         n = len(self.players)
         se = self.se()[n:]
-        q = stats.norm.ppf(0.5 + level / 2)
+        q = self._q(level)
         z = self.coef.to_numpy() / se
         return pd.DataFrame({
             "covariate": self.coef.index, "coef": self.coef.to_numpy(), "se": se,
             "ci_low": self.coef.to_numpy() - q * se, "ci_high": self.coef.to_numpy() + q * se,
-            "z": z, "pvalue": 2 * stats.norm.sf(np.abs(z)), "odds_ratio": np.exp(self.coef.to_numpy()),
+            "z": z, "df": self.df, "pvalue": [t_two_sided_pvalue(v, self.df) for v in z],
+            "odds_ratio": np.exp(self.coef.to_numpy()),
         })
 
     def table(self, *, base: float = 1000.0, level: float = 0.95) -> pd.DataFrame:
         """Elo (``base + 400 log10(e) * theta``, centred) with Wald intervals, best first."""
         n = len(self.players)
-        q = stats.norm.ppf(0.5 + level / 2)
+        q = self._q(level)
         elo = base + ELO_SCALE * self.theta
         half = q * ELO_SCALE * self.se()[:n]
         out = pd.DataFrame({"model": self.players, "elo": elo, "ci_low": elo - half, "ci_high": elo + half})
         out = out.sort_values(["elo", "model"], ascending=[False, True], kind="stable").reset_index(drop=True)
         out.insert(0, "rank", np.arange(1, n + 1))
-        out.attrs["interval"] = f"{self.cov_kind} {level:.0%} Wald, centred"
+        quantile = "" if np.isinf(self.df) else f", {t_label(self.df)}"
+        out.attrs["interval"] = f"{self.cov_kind} {level:.0%} Wald{quantile}, centred"
         return out
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._errors import describe_bad, where
 from evalkit.ratings.elo import ELO_SCALE
 from evalkit.ratings.style import CovKind, StyleFit, fit_style_bt, length_feature
@@ -117,7 +118,7 @@ def fit_leaderboard(fit: StyleFit, frame: pd.DataFrame, *, base: float, level: f
     out.attrs.update(table.attrs, ties="half", converged=fit.converged, n_iter=fit.logit.n_iter)
     n = len(fit.players)
     return add_rank_columns(out, fit.players, ELO_SCALE * fit.theta, cov=fit.cov[:n, :n] * ELO_SCALE**2,
-                            how=fit.cov_kind, level=level)
+                            how=fit.cov_kind, level=level, df=fit.df)
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,9 @@ class StyleLeaderboard:
                 f"{int(row['rank'])}); {int((t['rank_change'] != 0).sum())} of {len(t)} models changed rank")
 
 
+@renamed_keywords(level="confidence_level")
 def style_leaderboard(
-    frame: pd.DataFrame, spec: StyleSpec, *, base: float = 1000.0, level: float = 0.95,
+    frame: pd.DataFrame, spec: StyleSpec, *, base: float = 1000.0, confidence_level: float = 0.95,
     kind: CovKind = "sandwich", cluster: str | None = None, cr1: bool = True, position: bool = False,
 ) -> StyleLeaderboard:
     """Style-controlled Bradley–Terry Elo next to the plain Elo, and the style coefficients.
@@ -160,8 +162,8 @@ def style_leaderboard(
     frame : pandas.DataFrame
         Canonical comparisons with the columns ``spec`` reads.
     spec : StyleSpec
-    base, level
-        Mean Elo and interval level.
+    base, confidence_level
+        Mean Elo and interval confidence_level.
     kind, cluster, cr1
         As in :func:`evalkit.ratings.style.fit_style_bt` (intervals: HC0 sandwich, cluster-robust, or
         model-based).
@@ -176,12 +178,12 @@ def style_leaderboard(
 
     data = style_covariates(frame, spec)
     fit = fit_style_bt(data, spec.names, intercept=position, kind=kind, cluster=cluster, cr1=cr1)
-    table = fit_leaderboard(fit, data, base=base, level=level)
-    plain = leaderboard(frame, base=base, level=level).set_index("model")
+    table = fit_leaderboard(fit, data, base=base, level=confidence_level)
+    plain = leaderboard(frame, base=base, confidence_level=confidence_level).set_index("model")
     table["elo_plain"] = table["model"].map(plain["elo"]).to_numpy(dtype=float)
     table["elo_change"] = table["elo"] - table["elo_plain"]
     table["rank_plain"] = table["model"].map(plain["rank"]).to_numpy(dtype=int)
     table["rank_change"] = table["rank_plain"] - table["rank"]
     table.attrs["interval"] = ("style- and position-controlled, " if position else "style-controlled, ") + \
         table.attrs["interval"]
-    return StyleLeaderboard(table=table, coefficients=fit.coef_table(level), fit=fit)
+    return StyleLeaderboard(table=table, coefficients=fit.coef_table(confidence_level), fit=fit)

@@ -6,13 +6,15 @@ for intervals of differences with an anchor model.
 The sandwich is ``H^+ M H^+`` with ``H`` the observed information and ``M`` the sum of
 outer products of score vectors: per comparison (Huber–White, "HC0"), or per cluster
 (Liang–Zeger cluster-robust: all comparisons on the same prompt / by the same judge
-summed first, times the CR1 factor ``G / (G - 1)`` by default) when ``cluster`` is given.
+summed first, times the CR1 factor ``G / (G - 1) * (N - 1) / (N - K)`` by default) when ``cluster``
+is given; intervals built on it use ``t(G - 1)`` (:mod:`evalkit._cluster`).
 
 Weights are frequency weights everywhere: a comparison of weight ``w`` counts as ``w``
 comparisons, in the Hessian, in ``M`` (``w u u'``, not ``(w u)(w u)'``) and in the
 bootstraps. Without a frame, ``M`` is computed from the aggregated pair counts (exact for
-0 / 0.5 / 1 outcomes); with the frame, or its cells (:class:`~evalkit.io.counts.ComparisonCounts`),
-it is exact for continuous outcomes too.
+0 / 0.5 / 1 outcomes; counts of continuous outcomes raise, since their squares are not in the
+counts); with the frame, or its cells (:class:`~evalkit.io.counts.ComparisonCounts`), it is exact
+for continuous outcomes too.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
     from evalkit.ratings.bt import BTFit
 
-__all__ = ["covariance", "meat", "cluster_factor"]
+__all__ = ["covariance", "meat", "cluster_factor", "n_params"]
 
 _KINDS = ("sandwich", "hessian")
 _CORRECTIONS = ("CR1", "CR0")
@@ -43,6 +45,7 @@ def _class_scores(
     if fit.ties == "davidson":
         from evalkit.ratings.davidson import davidson_probabilities
 
+        assert fit.tie_param is not None  # a Davidson fit always has its tie parameter
         a, b, t = davidson_probabilities(d, float(np.log(fit.tie_param)))
         shift = 0.5 * (a - b)
         return (0.5 - shift, -0.5 - shift, -shift), (-t, -t, 1.0 - t)
@@ -86,6 +89,13 @@ def meat(
         if cluster is not None:
             raise ValueError("A cluster-robust sandwich needs the comparisons frame (frame=...).")
         c = fit.counts
+        if getattr(c, "continuous", False):
+            raise ValueError(
+                "These counts come from continuous outcomes (scores between 0 and 1 other than 0.5): the pair "
+                "counts hold the sum of the outcomes but not of their squares, so a sandwich from them alone "
+                "would be wrong (5.9 Elo off in SE on AlpacaEval-style preferences). Pass the comparisons or "
+                "their cells: fit.covariance('sandwich', frame=frame) or leaderboard(frame), which does so."
+            )
         g_d, g_l = _class_scores(fit, fit.theta[c.i] - fit.theta[c.j])
         cnt = (c.wins_i, c.wins_j, c.ties)
         w_dd = sum(m * g * g for m, g in zip(cnt, g_d, strict=True))
@@ -134,12 +144,15 @@ def meat(
     return product if sparse else np.asarray(product.todense())
 
 
-def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str) -> tuple[float, int]:
+def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str, *, n_params: int = 1) -> tuple[float, int]:
     """The small-sample factor of a cluster-robust meat and the number of clusters ``G``.
 
-    ``"CR1"``: ``G / (G - 1)`` (Stata's and statsmodels' cluster factor without the
-    ``(N - 1) / (N - K)`` regression term); ``"CR0"``: 1.
+    ``"CR1"``: ``G / (G - 1) * (N - 1) / (N - K)`` (:func:`evalkit._cluster.cr1_factor`, Stata's and
+    statsmodels' ``cov_type="cluster"`` factor, the one factor every cluster-robust interval in evalkit
+    uses; ``N`` the total frequency weight of ``frame``, ``K = n_params``); ``"CR0"``: 1.
     """
+    from evalkit._cluster import cr1_factor
+
     if correction not in _CORRECTIONS:
         raise ValueError(f"'cluster_correction' must be one of {_CORRECTIONS}; got {correction!r}.")
     g = int(frame[cluster].nunique())
@@ -149,7 +162,13 @@ def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str) -> tuple[
         raise ValueError(
             f"A cluster-robust covariance needs at least two clusters; the column {cluster!r} has {g}."
         )
-    return g / (g - 1.0), g
+    weight = frame["weight"].to_numpy(float) if "weight" in frame.columns else np.ones(len(frame))
+    return cr1_factor(g, float(weight.sum()), n_params), g
+
+
+def n_params(fit: BTFit) -> int:
+    """Free parameters of a Bradley–Terry fit: ``n - 1`` strengths (centred), plus Davidson's tie parameter."""
+    return len(fit.theta) - 1 + (fit.ties == "davidson")
 
 
 def covariance(
@@ -179,8 +198,8 @@ def covariance(
         Column of ``frame`` for a cluster-robust sandwich (comparisons in the same cluster
         may be dependent; clusters independent).
     cluster_correction : {"CR1", "CR0"}, default "CR1"
-        Small-sample factor of the cluster-robust meat: ``G / (G - 1)`` with ``G`` clusters
-        (CR1), or none (CR0). See :func:`cluster_factor`.
+        Small-sample factor of the cluster-robust meat: ``G / (G - 1) * (N - 1) / (N - K)`` with
+        ``G`` clusters (CR1), or none (CR0). See :func:`cluster_factor`.
 
     Returns
     -------
@@ -206,7 +225,9 @@ def covariance(
     else:
         mid = meat(fit, frame, cluster=cluster)
         if cluster is not None:
-            mid = mid * cluster_factor(frame, cluster, cluster_correction)[0]
+            if frame is None:
+                raise ValueError("A cluster-robust covariance needs the comparisons: pass frame=...")
+            mid = mid * cluster_factor(frame, cluster, cluster_correction, n_params=n_params(fit))[0]
         cov = h_inv @ mid @ h_inv
     cov = cov[:n, :n]
     # Ratings are only identified up to a common shift: report the covariance of the centred

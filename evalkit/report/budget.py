@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.budget import allocate_sessions, elo_curves, inflection_point
-from evalkit.report.document import ReportContext, Section, Table, Text, plain
+from evalkit.report.document import Block, ReportContext, Section, Table, Text, plain
 from evalkit.stats import compare_systems
 
 __all__ = ["final_scores", "prepare_curves", "curves_section", "budget_order_section", "BUDGET_SECTIONS",
@@ -79,7 +79,7 @@ def curves_section(ctx: ReportContext) -> Section | None:
                      "ci_high": inf.ci_high, "K at B": k, "note": inf.note})
     ties = ", ".join(f"{k}: {v:.0%}" for k, v in r["self_elo"].tie_share.items())
     failed = r["self_elo"].n_failed + (joint.n_failed if joint is not None else 0)
-    blocks = [
+    blocks: list[Block] = [
         Text("A player is a (system, budget checkpoint) on a geometric grid; players meet only within a task "
              "(higher best-so-far wins, equal ties); one Bradley-Terry fit pools all tasks; the first checkpoint is "
              "anchored at 1000; bands come from resampling sessions within each (system, task)."),
@@ -142,7 +142,8 @@ def budget_order_section(ctx: ReportContext) -> Section | None:
                         "best first:"),
                    Table(last.sort_values("elo", ascending=False), floatfmt=".4g", csv="tables/order_at_budget.csv")]
     scores = final_scores(r["traces"], r["budget"])
-    task_means = scores.groupby(["system", "task"], as_index=False)["score"].mean().rename(columns={"task": "item"})
+    task_means = scores.groupby(["system", "task"], as_index=False).agg(score=("score", "mean")).rename(
+        columns={"task": "item"})
     if task_means["system"].nunique() > 1:
         p = ctx.params
         cmp = compare_systems(task_means, pairs="all", test="paired_t", adjust=p.get("adjust", "holm"),

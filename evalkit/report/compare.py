@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._format import format_p
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
 from evalkit.stats.power import cluster_design
 from evalkit.stats.reliability import reliability
 from evalkit.stats.runs import compare_runs
@@ -147,7 +147,7 @@ def reliability_section(ctx: ReportContext) -> Section | None:
                                 section="Reliability across runs", severity="low", source="reliability")
     v = rel.variance
     lines = []
-    for r in v.itertuples():
+    for r in table_rows(v):
         if getattr(r, "note", ""):
             lines.append(f"{r.system}: {r.note}.")
             continue

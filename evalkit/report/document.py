@@ -17,6 +17,7 @@ become links.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalkit._progress import ProgressFn
 
-__all__ = ["Text", "Bullets", "Table", "Figure", "Block", "Section", "ReportContext", "plain", "PLAIN_OPEN",
+__all__ = ["Text", "Bullets", "Table", "Figure", "Block", "Section", "ReportContext", "plain", "table_rows", "PLAIN_OPEN",
            "PLAIN_CLOSE", "FILTER_ROWS"]
 
 #: HTML tables with more rows than this get a filter box.
@@ -102,6 +103,12 @@ class Figure:
 
 
 Block = Text | Bullets | Table | Figure
+
+
+def table_rows(table: pd.DataFrame) -> Iterator[Any]:
+    """``table.itertuples()``, each field typed as any cell (pandas-stubs give every field the
+    union of all scalar types, which no format spec or arithmetic accepts)."""
+    return table.itertuples()
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@ def leaderboard_findings(headline: Headline, table: Any, attrs: Mapping[str, Any
             headline.caveat(f"{head[0].upper()}{head[1:]} fewer than {thin_n} comparisons and "
                             f"{'is' if thin.size == 1 else 'are'} flagged preliminary: {', '.join(shown)}{more}.",
                             section=section, source=source)
-    n_boot, n_bad = attrs.get("n_boot"), attrs.get("n_degenerate")
+    n_boot, n_bad = attrs.get("n_resamples", attrs.get("n_boot")), attrs.get("n_degenerate")
     if n_boot and n_bad:
         share = n_bad / n_boot
         headline.caveat(f"{format_count(n_bad)} of {format_count(n_boot)} bootstrap replicates had no finite ratings "

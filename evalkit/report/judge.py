@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pandas as pd
 
 from evalkit._format import format_count, format_p
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
 from evalkit.report.headline import Headline
 from evalkit.stats.judges import (
     POSITION_FORMATS,
@@ -59,16 +60,17 @@ def _has_positions(fmt: str | None, params: dict) -> bool:
 
 def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
     out = []
-    for r in table.itertuples():
+    for r in table_rows(table):
         if pd.isna(r.pvalue):
             out.append(f"**{plain(r.judge)}**: {plain(r.note)}")
             continue
         decisive = r.left + r.right
         side = r.favours
         share = r.left_share if side != "right" else 1 - r.left_share
+        test, _, ci_name = str(r.test).partition(", ")
         line = (f"**{plain(r.judge)}** favours the **{side}** answer: {share:.1%} of {decisive} decisive votes "
-                f"({r.ties} ties left out), exact binomial p = {format_p(r.pvalue)}; left share {r.left_share:.3f} "
-                f"({level:.0%} Clopper-Pearson {r.ci_low:.3f}..{r.ci_high:.3f})")
+                f"({r.ties} ties left out), {test} p = {format_p(r.pvalue)}; left share {r.left_share:.3f} "
+                f"({level:.0%} {ci_name.removesuffix(' interval')} {r.ci_low:.3f}..{r.ci_high:.3f})")
         if not pd.isna(r.adj_odds_left):
             line += (f"; position-adjusted odds of the left answer between equals {r.adj_odds_left:.3g} "
                      f"({r.adj_odds_low:.3g}..{r.adj_odds_high:.3g})")
@@ -80,7 +82,7 @@ def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
     if table.empty:
         return [f"No judge name ({', '.join(map(plain, judges))}) matches a contestant: no self-preference to check."]
     out = []
-    for r in table.itertuples():
+    for r in table_rows(table):
         head = (f"Self-preference: judge **{plain(r.judge)}** is also a contestant, **{plain(r.model)}** ({r.match}); in "
                 f"{r.games_judged} of its games it judged, it gave {plain(r.model)} a win rate of {r.judge_win_rate:.1%}.")
         if pd.isna(r.elo_all):
@@ -94,6 +96,10 @@ def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
         else:
             head += (f" Without this judge's votes: Elo {r.elo_without:.0f} ({r.ci_low_without:.0f}.."
                      f"{r.ci_high_without:.0f}), rank {r.rank_without:.0f} of {r.n_models_without:.0f}.")
+        if pd.notna(getattr(r, "self_pvalue", np.nan)):
+            head += (f" On the comparisons that other judges rated too, it scored {plain(r.model)} "
+                     f"{r.self_preference:+.3f} above them ({r.self_ci_low:+.3f}..{r.self_ci_high:+.3f}; "
+                     f"{r.self_test}; p = {r.self_pvalue:.2g}).")
         out.append(head)
     return out
 
@@ -156,7 +162,9 @@ def judge_section(ctx: ReportContext) -> Section | None:
         results["position_bias"] = pos
         position_findings(ctx.headline, pos, alpha=float(ctx.params.get("alpha", 0.05)))
         blocks += [Text("**Position bias.** `player_a` is the answer shown first (left). Exact binomial test of left "
-                        "wins among decisive votes; the odds ratio is exp(gamma) of the position-adjusted "
+                        "wins among decisive votes, or, when several votes fall on one comparison (the same item "
+                        "and pair), a CR1 t-test clustered by comparison: those votes are not independent (the "
+                        "`test` column says which); the odds ratio is exp(gamma) of the position-adjusted "
                         "Bradley-Terry fit (`evalkit rate --adjust-position`), whose ratings do not depend on the "
                         "side a model was shown on."),
                    Bullets(tuple(_position_lines(pos, level))),
@@ -167,7 +175,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
             blocks.append(Text(f"No position-adjusted ratings: {str(exc).split('.')[0]}."))
         else:
             results["position_adjusted"] = adj
-            moved = adj.loc[adj["rank_change"].abs().idxmax()]
+            moved = adj.iloc[int(adj["rank_change"].abs().to_numpy().argmax())]
             blocks += [Text(f"How far the position bias moved the ratings: Elo with a left advantage per judge "
                             f"({adj.attrs['interval']}) next to the plain Elo; the largest rank change is "
                             f"{plain(moved['model'])} ({int(moved['rank'])} -> {int(moved['rank_adjusted'])}). Full table: "
@@ -201,6 +209,6 @@ def judge_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = 
         pos = position_bias_table(frame, panels)
         for r in pos.dropna(subset=["pvalue"]).itertuples():
             if r.pvalue < alpha:
-                out.append(position_warning(r.judge, r.left, r.right, r.pvalue))
+                out.append(position_warning(r.judge, r.left, r.right, r.pvalue, str(r.test).split(",")[0]))
     players = sorted(set(frame["player_a"]) | set(frame["player_b"]))
     return out + self_rating_warnings(panels.unique(), players)

@@ -92,7 +92,7 @@ def format_column(name: str, values: pd.Series, *, floatfmt: str = ".4g", elo_ta
     return each(_column_format(finite.astype(float)))
 
 
-def _column_format(finite: pd.Series, sig: int = 4) -> Callable[[object], str]:
+def _column_format(finite: pd.Series, sig: int = 4) -> Callable[[Any], str]:
     """One format for a whole column: ``sig`` significant digits for its largest magnitude,
     the same number of decimals on every row; scientific for very large or very small columns."""
     top = float(np.abs(finite).max()) if len(finite) else 0.0

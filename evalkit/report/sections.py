@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain
+from evalkit.report.document import Block, Bullets, ReportContext, Section, Table, Text, plain
 from evalkit.stats import compare_systems, compare_units
 from evalkit.stats.headtohead import head_to_head
 
@@ -74,15 +74,15 @@ def leaderboard_section(ctx: ReportContext) -> Section | None:
 
     p = ctx.params
     has_items = "item" in ctx.comparisons and ctx.comparisons["item"].notna().all()
-    if has_items and p.get("n_boot", 200) > 0:
-        table = leaderboard(ctx.comparisons, interval="bootstrap", cluster="item", n_boot=p.get("n_boot", 200),
-                            rng=ctx.seed, level=p["confidence_level"], progress=ctx.progress)
+    if has_items and p.get("n_resamples", 200) > 0:
+        table = leaderboard(ctx.comparisons, interval="bootstrap", cluster="item", n_resamples=p.get("n_resamples", 200),
+                            rng=ctx.seed, confidence_level=p["confidence_level"], progress=ctx.progress)
     else:
-        table = leaderboard(ctx.comparisons, level=p["confidence_level"])
+        table = leaderboard(ctx.comparisons, confidence_level=p["confidence_level"])
     ctx.results["leaderboard"] = table
     thin_n = int(p.get("thin_n", THIN_N))
     leaderboard_findings(ctx.headline, table, section="Leaderboard", thin_n=thin_n,
-                         cluster="item" if has_items and p.get("n_boot", 200) > 0 else None)
+                         cluster="item" if has_items and p.get("n_resamples", 200) > 0 else None)
     from evalkit.plots.ratings import plot_leaderboard
 
     ax = plot_leaderboard(table, thin_n=thin_n)
@@ -93,7 +93,7 @@ def leaderboard_section(ctx: ReportContext) -> Section | None:
             f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}. "
             f"Ranks: {table.attrs.get('ranks', '')}; tie_group: models not distinguishable from their group's best. "
             f"Rows tagged *preliminary* rest on fewer than {thin_n} comparisons.")
-    if has_items and p.get("n_boot", 200) > 0:
+    if has_items and p.get("n_resamples", 200) > 0:
         from evalkit.report.judge import cluster_warning
 
         text += " " + (cluster_warning(ctx.comparisons["item"].nunique(), "The bootstrap over items") or "")
@@ -141,9 +141,9 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
     k = int(p.get("max_players", 20))
     if order is not None:
         order = order[:k]
-    pairs = p.get("pairs") if isinstance(p.get("pairs"), str) else "all"
+    pairs = p["pairs"] if isinstance(p.get("pairs"), str) else "all"
     cluster = "item" if "item" in ctx.comparisons and ctx.comparisons["item"].notna().all() else None
-    table, mult = head_to_head(ctx.comparisons, pairs=pairs, order=order, ties=p.get("ties", "drop"),
+    table, mult = head_to_head(ctx.comparisons, pairs=pairs, order=order, ties=p.get("tie_policy", "drop"),
                                adjust=p["adjust"], alpha=p["alpha"], confidence_level=p["confidence_level"],
                                cluster=cluster)
     ctx.results["head_to_head"] = (table, mult)
@@ -158,7 +158,7 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
     if mult is None:
         return Section("Head-to-head tests", (Text("No pair among the players shown has integral direct game counts "
                                                    "to test (see the notes)."), Table(table)))
-    blocks = [
+    blocks: list[Block] = [
         Text(f"Direct games only, between the top {len(order) if order else 'ranked'} players by rating "
              f"({'pairs that met' if pairs == 'all' else 'neighbours in the ranking'}): exact binomial sign test of "
              f"a's wins among decisive games (ties: {p.get('ties', 'drop')}), win rate with ties as half and its "
@@ -242,7 +242,7 @@ def unit_section(ctx: ReportContext) -> Section | None:
         raise ValueError(f"unit_pair names {unknown}, not systems of the score table; it has "
                          f"{sorted(set(s['system']))}.")
     try:
-        u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("ties", "drop"))
+        u = compare_units(s, pair[0], pair[1], alpha=p["alpha"], ties=p.get("tie_policy", "drop"))
     except ValueError as exc:  # degenerate data (all ties, zero variance): say so, keep the report
         return Section("Unit of analysis: trials or tasks?", (
             Text(f"**{plain(pair[0])}** vs **{plain(pair[1])}**: not testable on these scores. {plain(exc)}"),))
@@ -288,7 +288,7 @@ def methods_section(ctx: ReportContext) -> Section | None:
     items = [
         "Two-sample tests are Welch's t-test (Welch-Satterthwaite df), never Student's pooled test.",
         "Sign tests are exact binomial tests; tied pairs are "
-        + {"drop": "dropped (and counted)", "loss": "counted as losses", "win": "counted as wins"}[p.get("ties", "drop")] + ".",
+        + {"drop": "dropped (and counted)", "loss": "counted as losses", "win": "counted as wins"}[p.get("tie_policy", "drop")] + ".",
         f"Intervals are {p['confidence_level']:.0%}: t quantiles for means (df = n - 1), Wilson or Clopper-Pearson for "
         "proportions; plots draw these intervals, not seaborn's bootstrap.",
         f"Random seed {ctx.seed} (bootstrap intervals); the same inputs and seed give the same report.",

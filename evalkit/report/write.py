@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._output import atomic_output_dir
 from evalkit._progress import ProgressFn, tick, track
 from evalkit.report.document import ReportContext, Section, Text, plain
@@ -107,6 +108,9 @@ def read_scores(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str]
         raise ValueError(f"The 'score' column of {name} must hold finite numbers. Got "
                          f"{frame['score'].iloc[first]!r} in {int(bad.sum())} rows (first at {where} "
                          f"{int(lines[first])}) instead. Score failed runs explicitly.")
+    from evalkit._errors import check_magnitude
+
+    check_magnitude(score.to_numpy(dtype=float), "score", source=f" of {name}", lines=lines)
     frame["score"] = score.astype(float)
     for c in ("system", "item", "task", "trial"):
         if c in frame:
@@ -159,8 +163,8 @@ class ReportSpec:
     score_columns : mapping, optional
         ``{evalkit name: your column}`` of the score table.
     title : str
-    seed : int
-        Seed of every random step (bootstrap intervals).
+    rng : int
+        Seed of every random step (bootstrap intervals); ``seed`` is its deprecated name.
     alpha, confidence_level : float
     adjust : {"holm", "bh", "bonferroni", "none"}
         Multiplicity correction of the pairwise family.
@@ -170,11 +174,12 @@ class ReportSpec:
         Which pairs to test (default: all for up to 8 systems, else neighbours by mean score).
     unit_pair : (str, str), optional
         Systems of the unit-of-analysis section (default: the two with the highest mean).
-    ties : {"drop", "loss", "win"}
-        Tie policy of sign tests.
-    n_boot : int
+    tie_policy : {"drop", "loss", "win"}
+        What a sign test does with tied pairs (``ties``: the deprecated name; ``ties`` elsewhere
+        in evalkit is how ties enter a Bradley-Terry fit).
+    n_resamples : int
         Bootstrap replicates of the leaderboard intervals (clustered by item when items
-        exist; 0 for sandwich intervals).
+        exist; 0 for sandwich intervals); ``n_boot`` is its deprecated name.
     max_players : int
         Players shown in the heatmap.
     sections : sequence of callables, optional
@@ -197,15 +202,15 @@ class ReportSpec:
     format: str | None = None
     score_columns: Mapping[str, str] | None = None
     title: str = "evalkit report"
-    seed: int = 0
+    rng: int = 0
     alpha: float = 0.05
     confidence_level: float = 0.95
     adjust: str = "holm"
     test: str = "paired_t"
     pairs: str | Sequence[tuple[str, str]] | None = None
     unit_pair: tuple[str, str] | None = None
-    ties: str = "drop"
-    n_boot: int = 200
+    tie_policy: str = "drop"
+    n_resamples: int = 200
     max_players: int = 20
     sections: Sequence[SectionBuilder] | None = None
     extra_sections: Sequence[SectionBuilder] = ()
@@ -222,20 +227,35 @@ class ReportSpec:
             raise ValueError(f"adjust must be one of {tuple(MULTIPLICITY_METHODS)}; got {self.adjust!r}.")
         if self.test not in PAIRED_TESTS:
             raise ValueError(f"test must be one of {tuple(PAIRED_TESTS)}; got {self.test!r}.")
-        if isinstance(self.n_boot, bool) or not isinstance(self.n_boot, int) or self.n_boot < 0:
-            raise ValueError(f"n_boot must be an integer >= 0 (0: sandwich intervals); got {self.n_boot!r}.")
-        if self.ties not in TIE_POLICIES:
-            raise ValueError(f"ties must be one of {TIE_POLICIES}; got {self.ties!r}.")
+        if isinstance(self.n_resamples, bool) or not isinstance(self.n_resamples, int) or self.n_resamples < 0:
+            raise ValueError(f"n_resamples must be an integer >= 0 (0: sandwich intervals); got {self.n_resamples!r}.")
+        if self.tie_policy not in TIE_POLICIES:
+            raise ValueError(f"tie_policy must be one of {TIE_POLICIES}; got {self.tie_policy!r}.")
+
+    @property
+    def seed(self) -> int:
+        """Deprecated name of :attr:`rng`."""
+        return self.rng
+
+    @property
+    def n_boot(self) -> int:
+        """Deprecated name of :attr:`n_resamples`."""
+        return self.n_resamples
+
+    @property
+    def ties(self) -> str:
+        """Deprecated name of :attr:`tie_policy`."""
+        return self.tie_policy
 
     def run_params(self) -> dict[str, Any]:
         """The options as recorded in ``run.json``."""
         pairs = self.pairs
         return {
-            "seed": int(self.seed), "alpha": self.alpha, "confidence_level": self.confidence_level,
+            "seed": int(self.rng), "alpha": self.alpha, "confidence_level": self.confidence_level,
             "adjust": self.adjust, "test": self.test,
             "pairs": pairs if pairs is None or isinstance(pairs, str) else [list(p) for p in pairs],
-            "unit_pair": list(self.unit_pair) if self.unit_pair else None, "ties": self.ties,
-            "n_boot": int(self.n_boot), "max_players": int(self.max_players), "format": self.format,
+            "unit_pair": list(self.unit_pair) if self.unit_pair else None,
+            "tie_policy": self.tie_policy, "n_resamples": int(self.n_resamples), "max_players": int(self.max_players), "format": self.format,
             "score_columns": dict(self.score_columns or {}), "curve_options": dict(self.curve_options or {}),
             "raw_csv": self.raw_csv,
         }
@@ -278,6 +298,11 @@ def _load_inputs(spec: ReportSpec, ctx: ReportContext) -> list[dict[str, Any]]:
     return inputs
 
 
+# the 0.1 spellings, accepted for one release (DeprecationWarning)
+ReportSpec.__init__ = renamed_keywords(  # type: ignore[method-assign]  # the dataclass's generated __init__
+    seed="rng", n_boot="n_resamples", ties="tie_policy")(ReportSpec.__init__)
+
+
 def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn | None = None) -> dict[str, Any]:
     """Write the report's files into an existing ``folder`` and return its ``run.json`` record
     (without the file manifest: :func:`write_report` adds that, last)."""
@@ -301,7 +326,7 @@ def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn |
 
     with plot_fonts():  # labels from the data may need a CJK font while the plots are laid out
         built = [s for s in (b(ctx) for b in track(builders, progress, "report sections")) if s is not None]
-    preamble = (f"Generated by evalkit {__version__} with seed {int(spec.seed)}. Every test names its method, its "
+    preamble = (f"Generated by evalkit {__version__} with seed {int(spec.rng)}. Every test names its method, its "
                 "unit and how ties were handled; intervals are computed, not drawn by the plotting library.")
     if ctx.missing_glyphs:
         built.append(Section("Characters missing from the figures", (Text(
@@ -319,7 +344,7 @@ def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn |
         "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
         "libraries": _versions(),
-        "seed": int(spec.seed),
+        "seed": int(spec.rng),
         "parameters": {**run_params, **extra},
         "inputs": inputs,
         "headline": ctx.headline.to_records(ids=ids),
@@ -356,15 +381,19 @@ def write_report(
         ``out``, containing ``report.md``, ``report.html``, ``run.json``, ``figures/``
         and ``tables/``.
     """
+    target: str | Path
     if not isinstance(spec, ReportSpec):
         if out is not None:
             raise TypeError("write_report(spec, out): spec must be a ReportSpec; or call write_report(out, **options).")
-        spec, out = ReportSpec(**options), spec
+        target = spec
+        spec = ReportSpec(**options)
     elif options or out is None:
         raise TypeError("write_report(spec, out, *, force=False, progress=None) takes no other options.")
-    with atomic_output_dir(out, force=force, raw_csv=spec.raw_csv) as folder:
+    else:
+        target = out
+    with atomic_output_dir(target, force=force, raw_csv=spec.raw_csv) as folder:
         folder.record.update(build_report(spec, folder.path, progress=progress))
-    return Path(out)
+    return Path(target)
 
 
 def _jsonable(v: Any) -> bool:

@@ -29,6 +29,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -127,11 +128,20 @@ def score_params(params: SimParams, *, seeds: Sequence[int] = CALIBRATION_SEEDS,
     return Score(int(summary["holds"].sum()), int(table["holds"].sum()), -float(err.mean())), table
 
 
+def _better(a: Score | MarginScore, b: Score | MarginScore | None) -> bool:
+    """``a > b`` for two scores of one kind (both from one ``margin`` setting); any score beats None."""
+    if b is None:
+        return True
+    if type(a) is not type(b):
+        raise TypeError(f"Cannot compare a {type(a).__name__} with a {type(b).__name__}.")
+    return dataclasses.astuple(a) > dataclasses.astuple(b)  # what order=True compares
+
+
 def _get(params: SimParams, section: str, knob: str) -> object:
     return getattr(params if section == "sim" else getattr(params, section), knob)
 
 
-def _with(params: SimParams, section: str, knob: str, value: object) -> SimParams:
+def _with(params: SimParams, section: str, knob: str, value: Any) -> SimParams:
     if section == "sim":
         return dataclasses.replace(params, **{knob: value})
     part = getattr(params, section)
@@ -164,8 +174,8 @@ def calibrate(
         target = SimParams() if section == "sim" else getattr(SimParams(), section, None)
         if section not in ("generator", "policy", "sim") or not hasattr(target, knob):
             raise ValueError(f"Unknown knob {section}.{knob} in the search space.")
-    ex = dict(seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler, groups=groups,
-              margin=margin)
+    ex: dict[str, Any] = dict(seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler,
+                              groups=groups, margin=margin)
     best = start or SimParams()
     best_score, table = score_params(best, **ex)
     rows = [{"pass": 0, "knob": "start", "value": "", **dataclasses.asdict(best_score), "accepted": True,
@@ -181,7 +191,7 @@ def calibrate(
                     continue
                 cand = _with(best, section, knob, v)
                 s, table = score_params(cand, **ex)
-                ok = s > best_score
+                ok = _better(s, best_score)
                 rows.append({"pass": p, "knob": f"{section}.{knob}", "value": repr(v), **dataclasses.asdict(s),
                              "accepted": ok, "values": _row_means(table), "params": json.dumps(cand.to_dict())})
                 if log:
@@ -207,12 +217,15 @@ def select(
     acc = history.loc[history["accepted"].astype(bool)]
     if acc.empty:
         raise ValueError("The calibration history has no accepted candidate to select from.")
-    rows, best, best_s = [], None, None
+    rows: list[dict[str, Any]] = []
+    best: SimParams | None = None
+    best_s: Score | MarginScore | None = None
     for _, h in acc.iterrows():
         cand = SimParams.from_dict(json.loads(h["params"]))
         s, _ = score_params(cand, seeds=seeds, n_dags=n_dags, workers=workers, engine=engine, scheduler=scheduler,
                             groups=groups, margin=margin)
         rows.append({"knob": h["knob"], "value": h["value"], **dataclasses.asdict(s)})
-        if best_s is None or s > best_s:
+        if _better(s, best_s):
             best, best_s = cand, s
+    assert best is not None  # acc is not empty
     return best, pd.DataFrame(rows)

@@ -67,14 +67,20 @@ class Claim:
         if self.measure == "ordering":
             return None if self.bounds is None else (*self.bounds, False)
         if self.measure == "below":
-            return -inf, float(self.seed), False
+            return -inf, self._seed(), False
         how, tol = self._tol()
-        s = float(self.seed)
+        s = self._seed()
         if how == "log":
             return s * np.exp(-tol), s * np.exp(tol), True
         if how == "rel":
             return s * (1 - tol), s * (1 + tol), True
         return s - tol, s + tol, False
+
+    def _seed(self) -> float:
+        """The seed's value, which every measure but ``ordering`` compares with."""
+        if self.seed is None:
+            raise ValueError(f"Claim {self.id} ({self.measure}) has no seed value to compare with.")
+        return float(self.seed)
 
     def _tol(self) -> tuple[str, float]:
         how, tol = TOLERANCE[self.measure]
@@ -83,14 +89,17 @@ class Claim:
     def evaluate(self, r: Results) -> tuple[float, bool]:
         v = float(self.value(r))
         if self.measure == "ordering":
+            if self.check is None:
+                raise ValueError(f"Claim {self.id} is an ordering without a check.")
             return v, bool(self.check(r))
+        s = self._seed()
         if self.measure == "below":
-            return v, v < self.seed
+            return v, v < s
         how, tol = self._tol()
         if how == "log":
-            ok = v > 0 and abs(np.log(v / self.seed)) <= tol
+            ok = v > 0 and abs(np.log(v / s)) <= tol
         else:
-            ok = abs(v / self.seed - 1) <= tol if how == "rel" else abs(v - self.seed) <= tol
+            ok = abs(v / s - 1) <= tol if how == "rel" else abs(v - s) <= tol
         return v, bool(ok)
 
     @property

@@ -16,82 +16,30 @@ job per (parameter set, seed, DAG), with results in job order whatever the engin
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import asdict
 
 import numpy as np
 
 from evalkit._progress import ProgressFn
 from evalkit.engine import get_executor
-from evalkit.sim.generator import GeneratorParams, generate_dag
+from evalkit.sim.dag import Dag
+from evalkit.sim.generator import generate_dag
 from evalkit.sim.metrics import agent_time_at, overhead_shares, time_to_best, time_to_coverage
-from evalkit.sim.swarms import RULES, Policy, simulate
+from evalkit.sim.params import SimParams, calibrated, load_params, save_params
+from evalkit.sim.swarms import RULES, simulate
 
 __all__ = [
     "LEVELS", "SIZES", "WIDTH_LAYERS", "ALL_PARTS", "SimParams", "Results", "run_experiments", "run_variants",
-    "load_params", "save_params", "DEFAULT_PARAMS_PATH", "calibrated", "sweep_executor", "variant_jobs",
+    "load_params", "save_params", "calibrated", "sweep_executor", "variant_jobs",
     "collect_variants",
 ]
 
 LEVELS = np.round(np.linspace(0.01, 1.0, 100), 2)
 SIZES: tuple[int, ...] = (2, 4, 8, 16, 32, 64)
 WIDTH_LAYERS: tuple[int, ...] = (136, 68, 34, 17, 8, 4)
-DEFAULT_PARAMS_PATH = Path(__file__).resolve().parents[2] / "data" / "sim" / "calibrated.json"
-
-
-@dataclass(frozen=True)
-class SimParams:
-    """One parameter set for every figure: generator, policy (default: the post's rules),
-    overheads, the width sweep's size and profile, and the speedup aggregator (fixed:
-    ``"mean-curve"``, see the module docstring)."""
-
-    generator: GeneratorParams = field(default_factory=GeneratorParams)
-    policy: Policy = field(default_factory=Policy)
-    scheduling: float = 0.05
-    communication: float = 0.02
-    width_steps: float = 740.0
-    width_profile: str = "bell"
-    aggregate: str = "mean-curve"
-
-    def to_dict(self) -> dict:
-        return {"generator": asdict(self.generator), "policy": asdict(self.policy), "scheduling": self.scheduling,
-                "communication": self.communication, "width_steps": self.width_steps,
-                "width_profile": self.width_profile, "aggregate": self.aggregate}
-
-    @classmethod
-    def from_dict(cls, d: dict) -> SimParams:
-        return cls(GeneratorParams(**d.get("generator", {})), Policy(**d.get("policy", {})),
-                   float(d.get("scheduling", 0.05)), float(d.get("communication", 0.02)),
-                   float(d.get("width_steps", 740.0)), str(d.get("width_profile", "bell")),
-                   str(d.get("aggregate", "mean-curve")))
-
-
-def save_params(params: SimParams, path: str | os.PathLike, **extra: object) -> None:
-    """Write ``params`` (and any ``extra`` documentation fields) as JSON."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps({**extra, **params.to_dict()}, indent=2) + "\n")
-
-
-@functools.lru_cache(maxsize=1)
-def calibrated() -> SimParams:
-    """The bundled calibrated parameter set (read once); the default of every entry point."""
-    return load_params()
-
-
-def load_params(path: str | os.PathLike | None = None) -> SimParams:
-    """Read a parameter set (default: the calibrated set bundled in ``data/sim``)."""
-    p = Path(path) if path is not None else DEFAULT_PARAMS_PATH
-    if not p.exists():
-        if path is None:
-            return SimParams()
-        raise ValueError(f"Parameter file {str(p)!r} does not exist.")
-    d = json.loads(p.read_text())
-    return SimParams.from_dict({k: d[k] for k in ("generator", "policy", "scheduling", "communication",
-                                                  "width_steps", "width_profile", "aggregate") if k in d})
 
 
 def _record(run) -> np.ndarray:
@@ -107,10 +55,12 @@ def _seeds(seed: int, index: int) -> tuple[int, int, int]:
     return dag_seed, sim_seed, width_seed
 
 
-def _dags(params: SimParams, seed: int, index: int, part: str, cache: dict) -> list:
+def _dags(params: SimParams, seed: int, index: int, part: str, cache: dict[tuple[object, ...], list[Dag]]
+          ) -> list[Dag]:
     """The DAG (or the width sweep's DAGs) of (seed, index), shared by parameter sets with the same
     generator within one job."""
     dag_seed, _, width_seed = _seeds(seed, index)
+    key: tuple[object, ...]
     if part != "width":
         key = ("main", json.dumps(asdict(params.generator), sort_keys=True))
         if key not in cache:

@@ -5,22 +5,25 @@ parents that improved on what they built on are drawn more often, a step's value
 parent's value plus a random change, deeper steps take longer") with the knobs of
 :class:`GeneratorParams`; their defaults are the second-hand report of the original post
 (``shared/notes/swarm-post-model.md``) and the calibrated values live in
-``data/sim/calibrated.json`` (see :mod:`evalkit.sim.calibrate`).
+``data/sim/calibrated.json``, read through :mod:`evalkit.resources` (see :mod:`evalkit.sim.calibrate`).
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from evalkit._rng import RNGLike, as_generator
+from evalkit.resources import calibrated_params
 from evalkit.sim.dag import Dag, _from_edges
 
-__all__ = ["GeneratorParams", "generate_dag", "generate_dags"]
+__all__ = ["GeneratorParams", "generate_dag", "generate_dags", "calibrated_generator"]
 
 
 @dataclass(frozen=True)
@@ -85,8 +88,14 @@ class GeneratorParams:
         if not 0 <= self.cost_inherit < 1:
             raise ValueError(f"cost_inherit must lie in [0, 1); got {self.cost_inherit!r}.")
 
-    def replace(self, **changes: object) -> GeneratorParams:
+    def replace(self, **changes: Any) -> GeneratorParams:
         return dataclasses.replace(self, **changes)
+
+
+@functools.lru_cache(maxsize=1)
+def calibrated_generator() -> GeneratorParams:
+    """The bundled calibrated generator knobs (read once; an error when the file is missing)."""
+    return GeneratorParams(**calibrated_params()["generator"])
 
 
 def _layer_sizes(p: GeneratorParams, n: int, n_layers: int, peak: float, g: np.random.Generator) -> np.ndarray:
@@ -214,11 +223,7 @@ def generate_dag(
     -------
     Dag
     """
-    if params is None:
-        from evalkit.sim.experiments import calibrated
-
-        params = calibrated().generator
-    p = params
+    p = params if params is not None else calibrated_generator()
     g = as_generator(rng)
     key = _cache_key(p, g, n_steps, n_layers)
     hit = _STRUCTURES.get(key) if key is not None else None

@@ -43,7 +43,10 @@ def p_triple(p: float) -> float:
 
 def _scale(c: Claim, v: np.ndarray) -> tuple[np.ndarray, float, float]:
     """Values and tolerance edges on the scale margins are read on (log for speedups and sizes)."""
-    lo, hi, log = c.edges()
+    e = c.edges()
+    if e is None:
+        raise ValueError(f"Claim {c.id} is not a threshold on its value: it has no margin.")
+    lo, hi, log = e
     if not log:
         return v, lo, hi
     with np.errstate(divide="ignore"):
@@ -105,7 +108,7 @@ def margin_table(table: pd.DataFrame, claims: Sequence[Claim] = CLAIMS, *, k: fl
     missing = sorted(set(table["claim"]) - set(by_id))
     if missing:
         raise ValueError(f"The claim table has rows {missing} that are not among the claims given.")
-    return pd.DataFrame([_row(by_id[cid], g, k) for cid, g in table.groupby("claim", sort=False)])
+    return pd.DataFrame([_row(by_id[str(cid)], g, k) for cid, g in table.groupby("claim", sort=False)])
 
 
 @dataclass(frozen=True, order=True)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from evalkit.sim.swarms import SimRun
 
@@ -36,7 +37,7 @@ def best_score(run: SimRun) -> tuple[np.ndarray, np.ndarray]:
     return run.end[order], best
 
 
-def time_to_coverage(run: SimRun, level: float | Sequence[float]) -> np.ndarray:
+def time_to_coverage(run: SimRun, level: ArrayLike) -> np.ndarray:
     """Time at which the share ``level`` of steps is finished (vectorised over levels)."""
     lv = np.atleast_1d(np.asarray(level, float))
     if ((lv <= 0) | (lv > 1)).any():
@@ -47,7 +48,7 @@ def time_to_coverage(run: SimRun, level: float | Sequence[float]) -> np.ndarray:
     return ends[np.clip(idx, 0, n - 1)]
 
 
-def time_to_best(run: SimRun, level: float | Sequence[float]) -> np.ndarray:
+def time_to_best(run: SimRun, level: ArrayLike) -> np.ndarray:
     """First time the scaled best score reaches ``level`` (vectorised over levels)."""
     lv = np.atleast_1d(np.asarray(level, float))
     if ((lv <= 0) | (lv > 1)).any():
@@ -57,7 +58,7 @@ def time_to_best(run: SimRun, level: float | Sequence[float]) -> np.ndarray:
     return t[np.clip(idx, 0, t.size - 1)]
 
 
-def agent_time_at(run: SimRun, times: float | Sequence[float]) -> np.ndarray:
+def agent_time_at(run: SimRun, times: ArrayLike) -> np.ndarray:
     """Agent-time spent by ``times``: the integral of the number of busy agents."""
     tt = np.atleast_1d(np.asarray(times, float))
     edges = np.concatenate([run.start, run.end])

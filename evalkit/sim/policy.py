@@ -4,14 +4,17 @@ knob), the rules and keys by which a step is picked, and their static priorities
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from evalkit.resources import calibrated_params
 from evalkit.sim.dag import Dag
 
-__all__ = ["RULES", "KEYS", "SWARMS", "Policy"]
+__all__ = ["RULES", "KEYS", "SWARMS", "Policy", "calibrated_policy"]
 
 RULES: tuple[str, ...] = ("own-branch", "random", "shallowest", "shortest", "critical-path")
 KEYS: tuple[str, ...] = (
@@ -96,8 +99,14 @@ class Policy:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if getattr(self, f.name) != getattr(post, f.name)}
 
-    def replace(self, **changes: object) -> Policy:
+    def replace(self, **changes: Any) -> Policy:
         return dataclasses.replace(self, **changes)
+
+
+@functools.lru_cache(maxsize=1)
+def calibrated_policy() -> Policy:
+    """The bundled calibrated policy (the post's rules unless the file says otherwise; read once)."""
+    return Policy(**calibrated_params().get("policy", {}))
 
 
 def _ranks(key: str, dag: Dag, tb: np.ndarray, bias: float = 0.0) -> list[float] | None:

@@ -22,9 +22,9 @@ import pandas as pd
 
 from evalkit._rng import RNGLike, as_generator
 from evalkit.sim.dag import Dag
-from evalkit.sim.experiments import SimParams, calibrated
 from evalkit.sim.generator import GeneratorParams, generate_dag
 from evalkit.sim.metrics import agent_time_at
+from evalkit.sim.params import SimParams, calibrated
 from evalkit.sim.swarms import simulate
 
 __all__ = ["session_trace", "session_traces", "population_scale"]
@@ -120,11 +120,14 @@ def _trace_columns(dag_or_params, *, agents, rng, scale, overheads, budget) -> d
 def session_traces(
     n_sessions: int, params: SimParams | GeneratorParams | None = None, *, agents: int = 1, rng: RNGLike,
     scale: str | float = "dag", overheads: bool = False, dags: Sequence[Dag] | None = None,
-    budget: float | None = None,
+    budget: float | None = None, system: str | None = None, task: str = "t00",
 ) -> pd.DataFrame:
     """``n_sessions`` independent sessions, each on its own DAG (or on ``dags[i]``).
 
-    Returns the concatenated :func:`session_trace` frames with a ``session`` column (0..n-1).
+    Returns the session table that :func:`evalkit.budget.elo_curves` and :func:`evalkit.elo_curve`
+    take, ``system, task, session, budget, score`` (``system`` default ``"1 agent"`` /
+    ``"swarm of k"``; ``budget`` = agent-time, ``score`` = best score), followed by the
+    :func:`session_trace` columns of each session (0..n-1).
     Session ``i`` is seeded by the ``i``-th child of ``rng``, so adding sessions never changes
     the earlier ones. ``budget`` cuts every session at that agent-time (see :func:`session_trace`).
     """
@@ -138,6 +141,9 @@ def session_traces(
         src = dags[i] if dags is not None else params
         cols.append(_trace_columns(src, agents=agents, rng=np.random.default_rng(ss), scale=scale,
                                    overheads=overheads, budget=budget))
-    out = {"session": np.repeat(np.arange(n_sessions, dtype=np.int64), [c["agent_time"].size for c in cols])}
-    out.update({k: np.concatenate([c[k] for c in cols]) for k in cols[0]})
+    session = np.repeat(np.arange(n_sessions, dtype=np.int64), [c["agent_time"].size for c in cols])
+    trace = {k: np.concatenate([c[k] for c in cols]) for k in cols[0]}
+    name = system if system is not None else ("1 agent" if agents == 1 else f"swarm of {agents}")
+    out = {"system": np.full(session.size, name, dtype=object), "task": np.full(session.size, task, dtype=object),
+           "session": session, "budget": trace["agent_time"], "score": trace["best_score"], **trace}
     return pd.DataFrame(out)

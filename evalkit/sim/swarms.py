@@ -33,7 +33,9 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +43,7 @@ import pandas as pd
 from evalkit._rng import RNGLike, as_generator
 from evalkit.sim.dag import Dag
 from evalkit.sim.engine import COMPLETE, DISPATCH
-from evalkit.sim.policy import _RULE_KEY, KEYS, RULES, Policy, _check, _ranks
+from evalkit.sim.policy import _RULE_KEY, KEYS, RULES, Policy, _check, _ranks, calibrated_policy
 
 __all__ = ["RULES", "KEYS", "Policy", "SimRun", "simulate"]  # the rules are re-exported from policy
 
@@ -67,6 +69,12 @@ class SimRun:
     swarm: str
     rule: str
     stopped_at: float = math.inf
+
+    def __repr__(self) -> str:  # the arrays would print every step (the default repr was 82 kB)
+        done = int(np.isfinite(self.end).sum())
+        return (f"SimRun({self.swarm} swarm, rule {self.rule!r}, {self.agents_started} agents started (cap "
+                f"{self.cap}), {done}/{len(self.end)} steps done, makespan {self.makespan:.4g}, agent-time "
+                f"{self.agent_time:.4g})")
 
     @property
     def makespan(self) -> float:
@@ -124,11 +132,7 @@ def simulate(
     SimRun
     """
     _check(agents, swarm, rule, scheduling, communication)
-    if policy is None:
-        from evalkit.sim.experiments import calibrated
-
-        policy = calibrated().policy
-    pol = policy
+    pol = policy if policy is not None else calibrated_policy()
     if baseline:
         pol = pol.baseline()
     g = as_generator(rng)
@@ -139,6 +143,7 @@ def simulate(
     own_branch = rule == "own-branch"
     own_rank = _ranks(pol.own_key, dag, tb, pol.depth_bias) if own_branch else None
     pool_rank = _ranks(pol.dispatch_key if own_branch else _RULE_KEY[rule], dag, tb, pol.depth_bias)
+    own_key: Callable[[int], Any]
     if own_rank is None:  # FIFO within a branch: in order of unlocking (a step unlocks once)
         unlock_order = [0] * n
 
@@ -164,7 +169,7 @@ def simulate(
     pool: list = []
     fifo = 0
     n_ready = 0  # unclaimed ready steps
-    owned: list[list[int]] = []
+    owned: list[list[tuple[Any, int]]] = []  # per agent: a heap of (own key, step)
     # the event queue of :mod:`evalkit.sim.engine` inlined: (time, priority, seq, agent, step)
     events: list = []
     seq = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,7 +44,7 @@ def inside_matrix(means: pd.DataFrame, claims: Sequence[Claim] = CLAIMS) -> pd.D
     return pd.DataFrame(cols, index=means.index)
 
 
-def _label(history: pd.DataFrame, i: object) -> str:
+def _label(history: pd.DataFrame, i: Any) -> str:  # i: a label of history.index
     """``"#12 pass 1 generator.peak=0.35"`` (the knob changed on top of the candidates accepted before)."""
     h = history.loc[i]
     p = f" pass {h['pass']}" if "pass" in history else ""
@@ -106,11 +107,12 @@ def expected_counts(history: pd.DataFrame, margins: pd.DataFrame, claims: Sequen
     for i in means.index:
         tot = evid = 0.0
         for c in claims:
-            if c.edges() is None:
+            e = c.edges()
+            if e is None:
                 p = float(ref.loc[c.id, "p_seed"])
             else:
                 x = float(means.loc[i, c.id])
-                p = p_seed(c, np.log(max(x, 1e-300)) if c.edges()[2] else x, float(ref.loc[c.id, "sd"]))
+                p = p_seed(c, np.log(max(x, 1e-300)) if e[2] else x, float(ref.loc[c.id, "sd"]))
             tot += p_triple(p)
             evid += p_triple(p) * (c.id in ev)
         rows.append({"candidate": _label(history, i), "expected_rows": tot,

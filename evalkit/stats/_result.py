@@ -143,8 +143,8 @@ class Estimate(_HasInterval):
     estimate : float
     se : float or None
         Standard error (None for intervals that are not built from one, e.g. Clopper-Pearson).
-    n : int
-        Observations used.
+    n : int or float
+        Observations used (their total weight, for weighted counts).
     df : float or None
         Degrees of freedom of the t quantile used for the interval, if any.
     handling : str
@@ -156,7 +156,7 @@ class Estimate(_HasInterval):
     method: str
     estimate: float
     se: float | None = None
-    n: int
+    n: float
     df: float | None = None
     handling: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)

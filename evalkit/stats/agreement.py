@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -82,7 +83,7 @@ def panel_agreement(
         holds each judge's agreement with the evaluator.
     """
     ev = pd.Series(np.asarray(evaluator, dtype=object).reshape(-1))
-    votes = pd.DataFrame(panel).reset_index(drop=True)
+    votes = pd.DataFrame(cast(Any, panel)).reset_index(drop=True)  # the stubs take no 2-d ArrayLike
     if len(votes) != ev.size:
         raise ValueError(f"panel has {len(votes)} items (rows) but the evaluator labelled {ev.size}.")
     if votes.shape[1] < 1:
@@ -304,17 +305,17 @@ def krippendorff_alpha_counts(counts: ArrayLike, values: ArrayLike, *, level: st
     """
     if level not in _ALPHA_LEVELS:
         raise ValueError(f"'level' must be one of {_ALPHA_LEVELS}; got {level!r}.")
-    counts = np.asarray(counts, dtype=float)
-    values = np.asarray(values, dtype=float)
-    if counts.ndim != 2 or counts.shape[1] != values.size or values.size < 2:
-        raise ValueError(f"'counts' must be units x {values.size} values (>= 2); got shape {counts.shape}.")
-    m = counts.sum(axis=1)
-    counts, m = counts[m >= 2], m[m >= 2]
-    coinc = (counts[:, :, None] * counts[:, None, :]) / (m - 1)[:, None, None]
-    coinc = coinc.sum(axis=0) - np.diag((counts / (m - 1)[:, None]).sum(axis=0))
+    table = np.asarray(counts, dtype=float)
+    vals = np.asarray(values, dtype=float)
+    if table.ndim != 2 or table.shape[1] != vals.size or vals.size < 2:
+        raise ValueError(f"'counts' must be units x {vals.size} values (>= 2); got shape {table.shape}.")
+    m = table.sum(axis=1)
+    table, m = table[m >= 2], m[m >= 2]
+    coinc = (table[:, :, None] * table[:, None, :]) / (m - 1)[:, None, None]
+    coinc = coinc.sum(axis=0) - np.diag((table / (m - 1)[:, None]).sum(axis=0))
     n_c = coinc.sum(axis=1)
     n = n_c.sum()
-    c, k = np.meshgrid(values, values, indexing="ij")
+    c, k = np.meshgrid(vals, vals, indexing="ij")
     if level == "nominal":
         delta = (c != k).astype(float)
     elif level == "interval":
@@ -323,7 +324,7 @@ def krippendorff_alpha_counts(counts: ArrayLike, values: ArrayLike, *, level: st
         delta = np.divide((c - k) ** 2, (c + k) ** 2, out=np.zeros_like(c), where=(c + k) != 0)
     else:
         cum = np.cumsum(n_c)
-        gi, gk = np.meshgrid(np.arange(values.size), np.arange(values.size), indexing="ij")
+        gi, gk = np.meshgrid(np.arange(vals.size), np.arange(vals.size), indexing="ij")
         lo, hi = np.minimum(gi, gk), np.maximum(gi, gk)
         delta = (cum[hi] - np.where(lo > 0, cum[lo - 1], 0.0) - (n_c[gi] + n_c[gk]) / 2) ** 2
     d_o = float(np.sum(coinc * delta)) / n

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit._cluster import cr1_factor
 from evalkit.stats._validate import named_pairs
 from evalkit.stats.multiplicity import MultiplicityResult, _adjust_pair_table
 from evalkit.stats.proportions import win_rate
@@ -42,7 +43,7 @@ def cluster_sign_pvalue(y: np.ndarray, groups: np.ndarray, weight: np.ndarray | 
     total = float(w.sum())
     share = float(np.sum(w * y)) / total
     e = np.bincount(codes, weights=w * (y - share), minlength=g)
-    se = float(np.sqrt(g / (g - 1.0) * np.sum(e * e))) / total
+    se = float(np.sqrt(cr1_factor(g, total, 1) * np.sum(e * e))) / total  # CR1 with K = 1: G / (G - 1)
     if se == 0:
         raise ValueError("every game has the same result: no cluster-robust SE")
     return float(2 * stats.t.sf(abs((share - 0.5) / se), g - 1)), g

@@ -7,10 +7,12 @@
   after lower-casing and dropping punctuation: ``gpt-3.5-turbo`` = ``GPT 3.5 Turbo``), and
   variants of it (``GPT 3.5 Turbo (16k)``: the judge's name tokens followed by more).
 * :func:`position_bias_table` - per panel: exact binomial test of left wins among decisive
-  votes (:func:`evalkit.stats.position_bias_test`) and the position-adjusted odds of the left
-  answer between equals (:func:`evalkit.ratings.position.fit_position_bt`).
+  votes (:func:`evalkit.stats.position_bias_test`), clustered by comparison when several votes
+  fall on one comparison, and the position-adjusted odds of the left answer between equals
+  (:func:`evalkit.ratings.position.fit_position_bt`).
 * :func:`self_preference_table` - a judge that is also a contestant: its model's Elo and rank
-  with all votes and without the judge's own votes.
+  with all votes and without the judge's own votes, and :func:`self_preference_test`: does the
+  judge score its model higher than the other judges do on the same comparisons?
 * :func:`position_adjusted_ratings` - plain Elo next to Elo with a left-position advantage
   per judge (how far the position bias moved each model);
 * :func:`agreement_table` - agreement on shared (item, pair) units: between panels (Cohen's
@@ -34,7 +36,7 @@ from evalkit.stats.judge_warnings import (  # noqa: F401 - re-exported
 )
 
 __all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
-           "self_preference_table", "agreement_table", "normalise_name", "position_adjusted_ratings",
+           "self_preference_table", "self_preference_test", "agreement_table", "normalise_name", "position_adjusted_ratings",
            "position_warning", "self_rating_warnings", "count_warnings"]
 
 _MAX_NAMED_JUDGES = 10
@@ -53,11 +55,21 @@ def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
 
 
 def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float = 0.95) -> pd.DataFrame:
-    """Per panel: left / right / tie votes, the left share with its Clopper-Pearson interval, the exact binomial
-    p-value (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer."""
+    """Per panel: left / right / tie votes, the left share with its interval, the p-value of "no position bias"
+    (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer.
+
+    The test is the exact binomial test when every comparison got one vote; when several votes fall on
+    one comparison (the same item and pair, so the same two answers in the same places, as in a crowd
+    where ~4 workers judge each comparison) they are not independent, and the test is the CR1 t-test
+    clustered by comparison with a Korn-Graubard interval
+    (:func:`evalkit.stats.judge_warnings.clustered_share_test`). The ``test`` column says which, and
+    ``clusters`` how many comparisons. (Clustering by prompt instead, a coarser unit, is more
+    conservative still: on LLMFAO's crowd file p = 1e-6 unclustered, 1.7e-5 by comparison, 0.05 by prompt.)"""
     from evalkit.ratings.position import fit_position_bt, position_effect
     from evalkit.stats.agreement import position_bias_test
+    from evalkit.stats.judge_warnings import _repeats, clustered_share_test, comparison_units
 
+    has_items = "item" in frame.columns and frame["item"].notna().all()
     rows = []
     for name, idx in panels.groupby(panels, sort=True).groups.items():
         sub = frame.loc[idx]
@@ -65,14 +77,26 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
         row = {"judge": name, "n": len(sub), "left": int((lab == "left").sum()),
                "right": int((lab == "right").sum()), "ties": int((lab == "tie").sum()),
                "other": int(lab.isna().sum())}
+        decisive = lab.isin(["left", "right"]).to_numpy()
+        units = (comparison_units(sub["player_a"].to_numpy(), sub["player_b"].to_numpy(), sub["item"].to_numpy())
+                 if has_items else None)
+        weight = sub["weight"].to_numpy(float) if "weight" in sub else np.ones(len(sub))
         try:
-            res = position_bias_test(lab.dropna().to_numpy(), confidence_level=level)
+            if units is not None and _repeats(units[decisive], weight[decisive]):
+                res = clustered_share_test((lab[decisive] == "left").to_numpy(float), weight[decisive],
+                                           units[decisive], level=level)
+                share, lo, hi, p = res["share"], res["ci_low"], res["ci_high"], res["pvalue"]
+                test = "CR1 t-test clustered by comparison (item x pair), Korn-Graubard interval"
+                clusters = int(res["n_clusters"])
+            else:
+                r = position_bias_test(lab.dropna().to_numpy(), confidence_level=level)
+                (lo, hi), share, p = r.confidence_interval(), r.estimate, r.pvalue
+                test, clusters = "exact binomial, Clopper-Pearson interval", int(decisive.sum())
         except ValueError as exc:
             rows.append({**row, "note": f"not tested: {exc}"})
             continue
-        lo, hi = res.confidence_interval()
-        row.update(left_share=res.estimate, ci_low=lo, ci_high=hi, pvalue=res.pvalue,
-                   favours="left" if res.estimate > 0.5 else "right" if res.estimate < 0.5 else "neither")
+        row.update(left_share=share, ci_low=lo, ci_high=hi, pvalue=p, test=test, clusters=clusters,
+                   favours="left" if share > 0.5 else "right" if share < 0.5 else "neither")
         try:
             eff = position_effect(fit_position_bt(sub), level)
             g_lo, g_hi = eff.confidence_interval()
@@ -81,8 +105,8 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
         except (ValueError, np.linalg.LinAlgError) as exc:
             row["note"] = f"no position-adjusted fit: {exc}"
         rows.append({**row, "raters": _rater_summary(sub, lab)})
-    cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "favours",
-            "adj_odds_left", "adj_odds_low", "adj_odds_high", "note", "raters"]
+    cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "test",
+            "clusters", "favours", "adj_odds_left", "adj_odds_low", "adj_odds_high", "note", "raters"]
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
@@ -123,7 +147,7 @@ def position_adjusted_ratings(frame: pd.DataFrame, panels: pd.Series, *, plain: 
     names = sorted(panels.unique())
     cols = {f"left|{j}": (panels == j).to_numpy(dtype=float) for j in names}
     adj = fit_style_bt(frame.assign(**cols), list(cols)).table(level=level)
-    plain = leaderboard(frame, level=level) if plain is None else plain
+    plain = leaderboard(frame, confidence_level=level) if plain is None else plain
     out = adj.rename(columns={"rank": "rank_adjusted", "elo": "elo_adjusted", "ci_low": "ci_low_adjusted",
                               "ci_high": "ci_high_adjusted"})
     out = out.join(plain.set_index("model")[["rank", "elo"]], on="model")
@@ -137,7 +161,7 @@ def _rating(frame: pd.DataFrame, model: str, level: float) -> tuple[float, float
     from evalkit.ratings import leaderboard
 
     try:
-        t = leaderboard(frame, level=level)
+        t = leaderboard(frame, confidence_level=level)
     except ValueError as exc:
         return f"no ratings ({str(exc).split('.')[0]})"
     if model not in set(t["model"]):
@@ -167,11 +191,66 @@ def self_preference_table(frame: pd.DataFrame, panels: pd.Series, *, level: floa
                 else:
                     row.update({f"elo_{tag}": got[0], f"ci_low_{tag}": got[1], f"ci_high_{tag}": got[2],
                                 f"rank_{tag}": got[3], f"n_models_{tag}": got[4]})
+            row.update(self_preference_test(frame, own.to_numpy(), model, level=level))
             rows.append(row)
     cols = ["judge", "model", "match", "games_judged", "judge_win_rate", "elo_all", "ci_low_all", "ci_high_all",
             "rank_all", "n_models_all", "elo_without", "ci_low_without", "ci_high_without", "rank_without",
-            "n_models_without", "note_all", "note_without"]
+            "n_models_without", "self_preference", "self_ci_low", "self_ci_high", "self_pvalue", "self_units",
+            "self_test", "note_all", "note_without"]
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def self_preference_test(frame: pd.DataFrame, own: np.ndarray, model: str, *, level: float = 0.95) -> dict:
+    """Does a judge score its own model higher than the other judges do on the same comparisons?
+
+    Units are the comparisons (item and pair) of ``model`` that the judge (rows ``own``) and at least one
+    other judge rated. Per unit, ``d`` = the judge's score for ``model`` (1, 0.5 or 0; mean over its votes)
+    minus the other judges' mean score for it there. Under "the judge treats its own model as the others
+    do" the mean of ``d`` is 0 (the judges are exchangeable on those units), whatever the model's quality:
+    the comparison is on the same answers. Test: the mean of ``d`` with a CR1 SE clustered by item and
+    t(G - 1) (:func:`evalkit.stats.mean_se`; by unit when every item holds one unit).
+
+    Returns
+    -------
+    dict
+        ``self_preference`` (mean d), ``self_ci_low``, ``self_ci_high``, ``self_pvalue``, ``self_units``,
+        ``self_test``; NaN with the reason in ``self_test`` when there are fewer than 3 shared units.
+    """
+    from evalkit.stats.means import mean_se
+
+    empty = {"self_preference": np.nan, "self_ci_low": np.nan, "self_ci_high": np.nan, "self_pvalue": np.nan,
+             "self_units": 0}
+    if "item" not in frame.columns or frame["item"].isna().any():
+        return {**empty, "self_test": "not tested: no item column to find comparisons shared with other judges"}
+    mine = ((frame["player_a"] == model) | (frame["player_b"] == model)).to_numpy()
+    sub = frame.loc[mine]
+    score = np.where(sub["player_a"] == model, sub["outcome"], 1 - sub["outcome"])
+    other = np.where(sub["player_a"] == model, sub["player_b"], sub["player_a"])
+    unit = sub["item"].astype(str).to_numpy() + "\x1f" + other.astype(str)
+    tab = pd.DataFrame({"unit": unit, "item": sub["item"].astype(str).to_numpy(), "own": own[mine],
+                        "score": score.astype(float)})
+    per = tab.groupby(["unit", "own"])["score"].mean().unstack()
+    if True not in per.columns or False not in per.columns:
+        return {**empty, "self_test": "not tested: no comparison rated by this judge and another"}
+    both = per.dropna(subset=[True, False])
+    if len(both) < 3:
+        return {**empty, "self_units": len(both),
+                "self_test": f"not tested: {len(both)} comparison(s) rated by this judge and another"}
+    d = (both[True] - both[False]).to_numpy()
+    items = tab.drop_duplicates("unit").set_index("unit").loc[both.index, "item"].to_numpy()
+    clustered = len(set(items)) < len(items)
+    try:
+        est = mean_se(d, clusters=items if clustered else None, confidence_level=level)
+    except ValueError as exc:
+        return {**empty, "self_units": len(both), "self_test": f"not tested: {exc}"}
+    lo, hi = est.confidence_interval()
+    from evalkit._cluster import t_two_sided_pvalue
+
+    p = t_two_sided_pvalue(est.estimate / est.se, float(est.df)) if est.se > 0 else 1.0
+    how = (f"paired over {len(both)} comparisons, CR1 by item ({len(set(items))} items), t({est.df:g})" if clustered
+           else f"paired over {len(both)} comparisons, t({est.df:g})")
+    return {"self_preference": est.estimate, "self_ci_low": lo, "self_ci_high": hi, "self_pvalue": p,
+            "self_units": len(both), "self_test": how}
 
 
 def _units(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from evalkit._cluster import cr1_factor
 from evalkit.stats._result import Estimate
 from evalkit.stats._validate import as_pairs, as_sample, check_confidence_level
 from evalkit.stats.ttest import t_interval
@@ -41,7 +42,7 @@ def _se(values: np.ndarray, codes: np.ndarray | None) -> tuple[float, float, int
         raise ValueError("A clustered standard error needs at least 2 clusters; all observations share one.")
     resid_sums = np.bincount(codes, weights=values - values.mean(), minlength=g)
     # CR1: G/(G-1) * (N-1)/(N-K) with K = 1 regressor (the constant) -> G/(G-1).
-    var = g / (g - 1) * float(np.sum(resid_sums**2)) / n**2
+    var = cr1_factor(g, n, 1) * float(np.sum(resid_sums**2)) / n**2
     return float(np.sqrt(var)), float(g - 1), g
 
 

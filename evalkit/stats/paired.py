@@ -313,42 +313,67 @@ def paired_bootstrap(
     x: ArrayLike, y: ArrayLike | None = None, *, n_resamples: int = 9999, rng: RNGLike = 0,
     confidence_level: float = 0.95, alternative: str = "two-sided",
 ) -> TestResult:
-    """Paired (item) bootstrap of the mean difference with a percentile interval.
+    """Paired (item) bootstrap-t test of the mean difference, with the bootstrap-t interval.
 
-    Items are resampled with replacement (indices drawn by ``rng.integers(0, n, (B, n))``
-    in batches), so pairing is kept. The p-value inverts the percentile interval: the
-    two-sided p is twice the smaller share of bootstrap means on either side of 0.
+    Items are resampled with replacement (indices drawn by ``rng.integers(0, n, (B, n))`` in
+    batches), so pairing is kept. Each resample gives ``t* = (mean* - mean) / se*`` (``se`` the
+    sample SD / sqrt(n)); the p-value compares the observed ``t = mean / se`` with the ``t*``
+    (two-sided: ``(#{|t*| >= |t|} + 1) / (B + 1)``), and the interval is
+    ``[mean - q_hi se, mean - q_lo se]`` with ``q`` the quantiles of ``t*`` (Efron & Tibshirani
+    1993, ch. 12). A resample whose items all agree (``se* = 0``) has ``t* = 0`` when its mean equals
+    the observed one and is infinite otherwise.
+
+    Earlier versions inverted the percentile interval of the bootstrap means, which rejected 6.8 %
+    of the time at alpha = 0.05 with 24 tasks (its variance is biased by (n - 1) / n and it has no
+    t correction; ``scripts/coverage.py``).
 
     Returns
     -------
     TestResult
-        ``estimate`` the mean difference; ``details["se"]`` the bootstrap SE.
+        ``statistic`` and ``estimate`` the mean difference; ``details["se"]`` the bootstrap SE of
+        the mean, ``details["t"]`` the observed t.
     """
     check_alternative(alternative)
     check_confidence_level(confidence_level)
     d = as_pairs(x, y)
     n = d.size
+    if n < 2:
+        raise ValueError(f"The paired bootstrap needs at least 2 pairs; got {n}.")
     gen = as_generator(rng)
-    boot = np.empty(n_resamples)
+    mean = float(d.mean())
+    se = float(d.std(ddof=1) / np.sqrt(n))
+    if se == 0.0:
+        raise ValueError(f"All {n} paired differences equal {float(d[0])!r} (zero variance): the bootstrap-t "
+                         "test is undefined.")
+    means = np.empty(n_resamples)
+    tstar = np.empty(n_resamples)
     for start in range(0, n_resamples, 1000):
         stop = min(start + 1000, n_resamples)
-        idx = gen.integers(0, n, size=(stop - start, n))
-        boot[start:stop] = d[idx].mean(axis=1)
-    p_le = (np.count_nonzero(boot <= 0) + 1) / (n_resamples + 1)
-    p_ge = (np.count_nonzero(boot >= 0) + 1) / (n_resamples + 1)
-    p = {"greater": p_le, "less": p_ge, "two-sided": min(1.0, 2 * min(p_le, p_ge))}[alternative]
+        sample = d[gen.integers(0, n, size=(stop - start, n))]
+        m = sample.mean(axis=1)
+        s = sample.std(axis=1, ddof=1) / np.sqrt(n)
+        dev = m - mean
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(s > 0, dev / np.where(s > 0, s, 1.0), np.where(np.abs(dev) > 1e-14, np.sign(dev) * np.inf, 0.0))
+        means[start:stop], tstar[start:stop] = m, t
+    t_obs = mean / se
+    eps = 1e-12 * max(1.0, abs(t_obs))
+    p_greater = (np.count_nonzero(tstar >= t_obs - eps) + 1) / (n_resamples + 1)  # H1: mean > 0
+    p_less = (np.count_nonzero(tstar <= t_obs + eps) + 1) / (n_resamples + 1)
+    p_two = (np.count_nonzero(np.abs(tstar) >= abs(t_obs) - eps) + 1) / (n_resamples + 1)
+    p = {"greater": p_greater, "less": p_less, "two-sided": p_two}[alternative]
 
     def ci(level: float) -> tuple[float, float]:
         if alternative == "two-sided":
-            lo, hi = np.percentile(boot, [50 * (1 - level), 50 * (1 + level)])
-            return float(lo), float(hi)
+            q_lo, q_hi = np.quantile(tstar, [0.5 - level / 2, 0.5 + level / 2])
+            return float(mean - q_hi * se), float(mean - q_lo * se)
         if alternative == "greater":
-            return float(np.percentile(boot, 100 * (1 - level))), np.inf
-        return -np.inf, float(np.percentile(boot, 100 * level))
+            return float(mean - np.quantile(tstar, level) * se), np.inf
+        return -np.inf, float(mean - np.quantile(tstar, 1 - level) * se)
 
     return _mean_difference_result(
-        f"Paired bootstrap of the mean difference (percentile, {n_resamples} resamples)", d, float(p),
-        alternative, handling="items resampled with replacement; pairs kept together",
-        details={"se": float(boot.std(ddof=1)), "n_resamples": int(n_resamples)},
+        f"Paired bootstrap-t test of the mean difference ({n_resamples} resamples)", d, float(p), alternative,
+        handling="items resampled with replacement; pairs kept together",
+        details={"se": float(means.std(ddof=1)), "t": float(t_obs), "n_resamples": int(n_resamples)},
         confidence_level=confidence_level, ci=ci,
     )

@@ -3,8 +3,10 @@ paired pass/fail, and clustered means (tasks run several times) with an intra-cl
 
 With a dozen tasks, a sign test cannot reach p < .05 unless one system wins 10 of 11 or 12
 non-tied tasks (15 of 20, 21 of 30): :func:`sign_test_min_wins` says so before a study is run.
-:func:`mcnemar_power` / :func:`mcnemar_sample_size` use Connor's (1987) closed form (or an
-exact enumeration); :func:`cluster_design` plans tasks x runs with statsmodels' power classes.
+:func:`mcnemar_power` / :func:`mcnemar_sample_size` describe the exact McNemar test that evalkit runs
+(Connor's (1987) normal approximation on request); :func:`flaky_power` is the flaky-task test's power;
+:func:`cluster_design` plans tasks x runs with statsmodels' power classes and says how many runs find a
+coin-flip task.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from evalkit.stats._validate import check_alternative
 
 __all__ = [
     "ttest_power", "minimum_detectable_effect", "ttest_sample_size", "sign_test_min_wins",
-    "mcnemar_power", "mcnemar_sample_size", "mcnemar_mde", "cluster_design",
+    "mcnemar_power", "mcnemar_sample_size", "mcnemar_mde", "cluster_design", "flaky_power", "flaky_runs_needed",
 ]
 
 _DESIGNS = ("paired", "unpaired")
@@ -158,20 +160,38 @@ def _z(alpha: float, alternative: str) -> float:
     return float(stats.norm.ppf(1 - alpha / (2 if alternative == "two-sided" else 1)))
 
 
+_MCNEMAR_METHODS = ("exact", "connor")
+
+
+def _exact_critical(m: np.ndarray, alpha: float, alternative: str) -> np.ndarray:
+    """Per number of discordant pairs ``m``: the largest count ``c`` in the lower rejection tail of the
+    exact McNemar test (``b <= c``, and ``b >= m - c`` when two-sided; ``-1`` if none), i.e. the largest
+    ``c`` with ``2 P(B <= c) <= alpha`` (``P(B <= c) <= alpha`` one-sided), ``B ~ Bin(m, 1/2)``:
+    ``scipy.stats.binomtest``'s two-sided p at 1/2 is ``min(1, 2 * smaller tail)``."""
+    target = alpha / 2 if alternative == "two-sided" else alpha
+    c = stats.binom.ppf(target, m, 0.5).astype(int)  # smallest c with P(B <= c) >= target
+    c = np.where(stats.binom.cdf(c, m, 0.5) <= target * (1 + 1e-12), c, c - 1)
+    if alternative == "two-sided":  # the two tails must not meet (b = m/2 has p = 1)
+        c = np.minimum(c, (m - 1) // 2)
+    return c
+
+
 def mcnemar_power(
-    n: float, p10: float, p01: float, *, alpha: float = 0.05, alternative: str = "two-sided", method: str = "connor",
+    n: float, p10: float, p01: float, *, alpha: float = 0.05, alternative: str = "two-sided", method: str = "exact",
 ) -> float:
     """Power of McNemar's test with ``n`` pairs and discordant probabilities ``p10`` (a passes, b
     fails) and ``p01``.
 
     Parameters
     ----------
-    method : {"connor", "exact"}
+    method : {"exact", "connor"}, default "exact"
+        ``"exact"``: the power of the exact (binomial) McNemar test that :func:`evalkit.stats.mcnemar_test`
+        and ``evalkit compare`` run: over the number of discordant pairs ``m ~ Bin(n, psi)``, the
+        probability that ``b ~ Bin(m, p10 / psi)`` falls in the test's rejection region.
         ``"connor"``: Connor's (1987) normal approximation, ``Phi((|d| sqrt(n) - z sqrt(psi)) /
-        sqrt(psi - d^2))`` with ``d = p10 - p01``, ``psi = p10 + p01`` (both tails when
-        two-sided). ``"exact"``: the exact power of the exact (binomial) McNemar test, summing
-        over the number of discordant pairs ``m ~ Bin(n, psi)`` the probability that
-        ``b ~ Bin(m, p10 / psi)`` falls in the test's rejection region.
+        sqrt(psi - d^2))`` with ``d = p10 - p01``, ``psi = p10 + p01`` (both tails when two-sided);
+        it describes a different (large-sample) test and overstates the exact test's power by 0.04-0.09
+        at 20-60 pairs (``scripts/coverage.py``).
     alternative : {"two-sided", "greater"}
         ``"greater"``: a passes more often (p10 > p01).
     """
@@ -180,6 +200,8 @@ def mcnemar_power(
         raise ValueError("For alternative='less' swap p10 and p01 and use alternative='greater'.")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be strictly between 0 and 1; got {alpha!r}.")
+    if method not in _MCNEMAR_METHODS:
+        raise ValueError(f"method must be one of {_MCNEMAR_METHODS}; got {method!r}.")
     if not n >= 1 or (method == "exact" and int(n) != n):
         raise ValueError(f"n must be a number of pairs >= 1 (whole for method='exact'); got {n!r}.")
     d, psi = _check_discordant(p10, p01)
@@ -191,31 +213,30 @@ def mcnemar_power(
         up = stats.norm.cdf((d * np.sqrt(n) - z * np.sqrt(psi)) / sd)
         down = stats.norm.cdf((-d * np.sqrt(n) - z * np.sqrt(psi)) / sd) if alternative == "two-sided" else 0.0
         return float(up + down)
-    if method != "exact":
-        raise ValueError(f"method must be 'connor' or 'exact'; got {method!r}.")
     n = int(n)
-    m = np.arange(n + 1)
+    m = np.arange(1, n + 1)
     pm = stats.binom.pmf(m, n, psi)
     q = p10 / psi
-    total = 0.0
-    for mi in range(1, n + 1):
-        b = np.arange(mi + 1)
-        if alternative == "two-sided":  # binomtest's two-sided p: min(1, 2 * smaller tail) at p = 1/2
-            pv = np.minimum(1.0, 2 * np.minimum(stats.binom.cdf(b, mi, 0.5), stats.binom.sf(b - 1, mi, 0.5)))
-        else:
-            pv = stats.binom.sf(b - 1, mi, 0.5)
-        reject = pv <= alpha
-        total += pm[mi] * float(stats.binom.pmf(b[reject], mi, q).sum())
-    return float(total)
+    c = _exact_critical(m, alpha, alternative)
+    if alternative == "two-sided":  # b <= c or b >= m - c
+        hit = stats.binom.cdf(c, m, q) + stats.binom.sf(m - c - 1, m, q)
+    else:  # b >= m - c: a passes more often
+        hit = stats.binom.sf(m - c - 1, m, q)
+    hit = np.where(c >= 0, hit, 0.0)
+    return float(np.sum(pm * hit))
 
 
 def mcnemar_sample_size(
     p10: float, p01: float, *, power: float = 0.8, alpha: float = 0.05, alternative: str = "two-sided",
+    method: str = "exact",
 ) -> float:
-    """Pairs needed for McNemar's test (Connor 1987): ``((z_a sqrt(psi) + z_b sqrt(psi - d^2)) / d)^2``.
+    """Pairs needed for McNemar's test to reach ``power``.
 
-    Returns the real-valued n (round up for a design). Connor's example as tabulated by
-    powerandsamplesize.com: p10 = 0.05, p01 = 0.45, alpha = 0.05, power 0.8 -> 23 pairs.
+    ``method="exact"`` (default): the smallest whole ``n`` at which the exact test's power
+    (:func:`mcnemar_power`) reaches ``power``. (The exact power is a sawtooth in ``n``: a few larger
+    ``n`` can fall just below it again.) ``method="connor"``: Connor's (1987) closed form
+    ``((z_a sqrt(psi) + z_b sqrt(psi - d^2)) / d)^2``, real-valued (round up); his example as
+    tabulated by powerandsamplesize.com: p10 = 0.05, p01 = 0.45, alpha = 0.05, power 0.8 -> 23 pairs.
     """
     check_alternative(alternative)
     d, psi = _check_discordant(p10, p01)
@@ -223,29 +244,78 @@ def mcnemar_sample_size(
         raise ValueError("p10 == p01: no sample size detects a zero difference.")
     if not alpha < power < 1:
         raise ValueError(f"power must lie in (alpha, 1) = ({alpha}, 1); got {power!r}.")
+    if method not in _MCNEMAR_METHODS:
+        raise ValueError(f"method must be one of {_MCNEMAR_METHODS}; got {method!r}.")
     za, zb = _z(alpha, alternative), float(stats.norm.ppf(power))
-    return float(((za * np.sqrt(psi) + zb * np.sqrt(psi - d**2)) / d) ** 2)
+    connor = float(((za * np.sqrt(psi) + zb * np.sqrt(psi - d**2)) / d) ** 2)
+    if method == "connor":
+        return connor
+    if alternative != "two-sided" and d < 0:
+        raise ValueError("For alternative='greater' p10 must exceed p01 (a passes more often).")
+    n = max(1, int(np.floor(0.7 * connor)))
+    while mcnemar_power(n, p10, p01, alpha=alpha, alternative=alternative) < power:
+        n += 1
+        if n > 10 * connor + 1000:  # pragma: no cover - the exact power tends to 1
+            raise ValueError("No sample size up to ten times Connor's reaches the power.")
+    # step back while the power still holds (Connor's start can overshoot for discordant-poor designs)
+    while n > 1 and mcnemar_power(n - 1, p10, p01, alpha=alpha, alternative=alternative) >= power:
+        n -= 1
+    return float(n)
 
 
 def mcnemar_mde(n: int, discordance: float, *, power: float = 0.8, alpha: float = 0.05,
-                alternative: str = "two-sided") -> float:
+                alternative: str = "two-sided", method: str = "exact") -> float:
     """Smallest difference in pass rates ``p10 - p01`` McNemar's test detects with ``n`` pairs when
-    a share ``discordance`` (= p10 + p01) of the pairs disagree (Connor's approximation)."""
+    a share ``discordance`` (= p10 + p01) of the pairs disagree (the exact test's power by default,
+    Connor's approximation with ``method="connor"``); NaN when even ``p01 = 0`` is not detected."""
     if not 0 < discordance <= 1:
         raise ValueError(f"discordance (p10 + p01) must be in (0, 1]; got {discordance!r}.")
 
     def f(d: float) -> float:
         return mcnemar_power(n, (discordance + d) / 2, (discordance - d) / 2, alpha=alpha,
-                             alternative=alternative) - power
+                             alternative=alternative, method=method) - power
 
     if f(discordance * (1 - 1e-12)) < 0:
         return float("nan")  # even p01 = 0 is not detected
     return float(optimize.brentq(f, 1e-12, discordance * (1 - 1e-12), xtol=1e-12))
 
 
+def flaky_power(runs: int, *, n_tasks: int = 1, noise: float = 0.05, alpha: float = 0.05,
+                pass_rate: float = 0.5) -> float:
+    """Probability that the flaky-task test flags one task whose runs pass with ``pass_rate`` (a coin
+    flip by default), among ``n_tasks`` tasks tested together.
+
+    The test (:func:`evalkit.stats.reliability.flaky_tasks`) rejects ``p <= noise or p >= 1 - noise``
+    when ``P(m <= X <= n - m) < alpha`` for ``X ~ Bin(n, noise)`` and ``m = min(c, n - c)``, with
+    Benjamini-Hochberg over the system's tasks. With one flaky task among stable ones BH flags it when
+    its p-value is at most ``alpha / n_tasks`` (the others' p-values are large), so this is the exact
+    power of the test at ``alpha / n_tasks``: a lower bound for BH, exact when every other task is
+    far from flaky.
+    """
+    if int(runs) != runs or runs < 2:
+        raise ValueError(f"runs must be a whole number >= 2; got {runs!r}.")
+    if int(n_tasks) != n_tasks or n_tasks < 1:
+        raise ValueError(f"n_tasks must be a whole number >= 1; got {n_tasks!r}.")
+    n = int(runs)
+    c = np.arange(n + 1)
+    m = np.minimum(c, n - c)
+    pv = stats.binom.cdf(n - m, n, noise) - stats.binom.cdf(m - 1, n, noise)
+    pv = np.where(m == 0, 1.0, pv)
+    return float(np.sum(stats.binom.pmf(c, n, pass_rate) * (pv <= alpha / n_tasks)))
+
+
+def flaky_runs_needed(*, n_tasks: int = 1, power: float = 0.8, noise: float = 0.05, alpha: float = 0.05,
+                      pass_rate: float = 0.5, max_runs: int = 200) -> int | None:
+    """Fewest runs per task with :func:`flaky_power` >= ``power`` (None beyond ``max_runs``)."""
+    for runs in range(2, max_runs + 1):
+        if flaky_power(runs, n_tasks=n_tasks, noise=noise, alpha=alpha, pass_rate=pass_rate) >= power:
+            return runs
+    return None
+
+
 def cluster_design(
     n_tasks: int, runs: int, *, base_rate: float, icc: float, effect: float | None = None, power: float = 0.8,
-    alpha: float = 0.05, discordance: float | None = None,
+    alpha: float = 0.05, discordance: float | None = None, noise: float = 0.05,
 ) -> pd.DataFrame:
     """Power plan for comparing two systems on ``n_tasks`` tasks run ``runs`` times each.
 
@@ -255,8 +325,8 @@ def cluster_design(
     (in pass-rate points), and for ``effect`` the tasks (at ``runs``) and runs (at ``n_tasks``)
     needed:
 
-    * ``mcnemar``: one run per task, paired pass/fail (Connor 1987); ``discordance`` defaults
-      to ``2 p (1 - p) (1 - icc)``, the disagreement of two runs of one system.
+    * ``mcnemar``: one run per task, paired pass/fail, the exact test's power (:func:`mcnemar_power`);
+      ``discordance`` defaults to ``2 p (1 - p) (1 - icc)``, the disagreement of two runs of one system.
     * ``paired tasks``: task means of ``runs`` runs compared over shared tasks when the task
       effect is shared by both systems (the best case): ``var(d_t) = 2 s2 (1 - icc) / runs``,
       paired t-test (statsmodels ``TTestPower``).
@@ -264,6 +334,9 @@ def cluster_design(
       has variance ``s2 (icc + (1 - icc) / runs)`` (design effect ``1 + (runs - 1) icc``),
       Welch-like two-sample t-test over tasks (statsmodels ``TTestIndPower``). Extra runs
       cannot push the MDE below the floor set by ``icc``.
+    * ``flaky-task test``: the runs per task at which the flaky-task test flags a coin-flip task among
+      ``n_tasks`` with probability ``power`` (:func:`flaky_runs_needed`; glitch rate ``noise``), and its
+      power at ``runs`` in the note.
 
     Returns
     -------
@@ -286,7 +359,7 @@ def cluster_design(
         effect is not None and effect < psi) else float("nan")
     rows.append({"design": "mcnemar", "n_tasks": n_tasks, "runs": 1, "sd_unit": float("nan"), "mde": mde,
                  "tasks_needed": need, "runs_needed": float("nan"),
-                 "note": f"one pass/fail run per task; discordance {psi:.3g}"})
+                 "note": f"one pass/fail run per task; exact McNemar power; discordance {psi:.3g}"})
     paired, indep = TTestPower(), TTestIndPower()
     sd_p = np.sqrt(2 * s2 * (1 - icc) / runs)
     dz = float(paired.solve_power(nobs=n_tasks, alpha=alpha, power=power))
@@ -307,4 +380,11 @@ def cluster_design(
         room = (effect / d) ** 2 / s2 - icc
         row["runs_needed"] = (1 - icc) / room if room > 0 else float("inf")
     rows.append(row)
+    needed = flaky_runs_needed(n_tasks=int(n_tasks), power=power, noise=noise, alpha=alpha)
+    have = flaky_power(int(runs), n_tasks=int(n_tasks), noise=noise, alpha=alpha) if runs >= 2 else 0.0
+    rows.append({"design": "flaky-task test", "n_tasks": n_tasks, "runs": runs, "sd_unit": float("nan"),
+                 "mde": float("nan"), "tasks_needed": float("nan"),
+                 "runs_needed": float("nan") if needed is None else float(needed),
+                 "note": f"power {have:.2f} to flag one coin-flip task among {n_tasks} (the others stable) at {runs} run(s) (exact, "
+                         f"BH at {alpha:g}, glitch rate {noise:g}); runs_needed for {power:.0%}"})
     return pd.DataFrame(rows)

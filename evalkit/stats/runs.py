@@ -114,7 +114,7 @@ def _pairs(systems: Sequence[str], pairs: str | Sequence[tuple[str, str]], basel
         return [(s, baseline) for s in systems if s != baseline]
     if pairs == "all":
         return list(combinations(systems, 2))
-    out = [tuple(p) for p in pairs]  # type: ignore[union-attr]
+    out = [tuple(p) for p in pairs]
     unknown = sorted({s for p in out for s in p} - set(systems))
     if unknown:
         raise ValueError(f"pairs name {unknown}, which are not systems of the outcomes {list(systems)}.")

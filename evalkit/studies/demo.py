@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from evalkit._deprecate import renamed_keywords
 from evalkit._output import atomic_output_dir, check_out_path
 from evalkit._progress import ProgressFn, tick
 from evalkit.budget import allocate_sessions, split_table
@@ -29,6 +31,9 @@ from evalkit.report import (
 )
 from evalkit.report.budget import budget_order_section
 from evalkit.report.budget import final_scores as report_final_scores
+from evalkit.report.document import Block
+from evalkit.resources import data_file
+from evalkit.sim.params import calibrated
 from evalkit.studies.fig11 import (
     Figure11Config,
     Figure11Result,
@@ -49,9 +54,9 @@ def final_scores(result: Figure11Result) -> pd.DataFrame:
 
 def _figure_section(ctx: ReportContext) -> Section:
     res: Figure11Result = ctx.results["figure11"]
-    import matplotlib.pyplot as plt
+    from evalkit.plots._figure import subplots
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = subplots(1, 2, figsize=(12, 4.5))
     plot_figure11(res, axes=axes)
     f = ctx.save_figure(fig, "figure11", "Left: self-Elo of pass@1 and group@4 with 95 % session-bootstrap bands, "
                                          "the 400-Elo-per-decade reference of repeated sampling (dashed) and pass@1's "
@@ -68,7 +73,8 @@ def _figure_section(ctx: ReportContext) -> Section:
 
 def _inflection_section(ctx: ReportContext) -> Section:
     res: Figure11Result = ctx.results["figure11"]
-    rows, blocks = [], []
+    rows: list[dict[str, Any]] = []
+    blocks: list[Block] = []
     for system, inf in res.inflection.items():
         rows.append({"system": system, "status": inf.status, "b_inf": inf.b_inf, "b_inf / B": inf.b_inf / res.budget,
                      "ci_low": inf.ci_low, "ci_high": inf.ci_high})
@@ -109,16 +115,30 @@ def budget_sections() -> list[Callable[[ReportContext], Section | None]]:
     return [_figure_section, _inflection_section, budget_order_section, _claims_section]
 
 
-#: Bundled real judgments rated by the demo's second report (LLMFAO crowd votes, CC BY 4.0).
-REAL_DATA = Path(__file__).resolve().parents[2] / "data" / "llmfao" / "crowd-comparisons.csv"
+#: Bundled real judgments rated by the demo's second report (LLMFAO crowd votes, CC BY 4.0), named
+#: within evalkit's data (:func:`evalkit.resources.data_file`); ``real_data="bundled"`` selects it.
+REAL_DATA = "llmfao/crowd-comparisons.csv"
 
 
+def _real_data_path(real_data: str | Path | None) -> Path | None:
+    """The demo's second input, checked before anything is simulated."""
+    if real_data is None:
+        return None
+    if isinstance(real_data, str) and real_data == "bundled":
+        return data_file(REAL_DATA)
+    real = Path(real_data)
+    if not real.is_file():
+        raise ValueError(f"real_data {str(real)!r} is not a file; pass real_data=None to skip the second report.")
+    return real
+
+
+@renamed_keywords(seed="rng")
 def run_demo(
     out_dir: str | Path,
     *,
     config: Figure11Config | None = None,
-    seed: int = 0,
-    real_data: str | Path | None = REAL_DATA,
+    rng: int = 0,
+    real_data: str | Path | None = "bundled",
     progress: ProgressFn | None = None,
     engine: str | None = None,
     workers: int | None = None,
@@ -133,12 +153,12 @@ def run_demo(
         Report folder.
     config : Figure11Config, optional
         The simulated study (default: :class:`Figure11Config()`).
-    seed : int
-        Seed of the whole run.
-    real_data : path or None
+    rng : int
+        Seed of the whole run (``seed``: the deprecated name).
+    real_data : path, "bundled" or None
         A judgment log rated in a second report, ``out_dir/real/`` (Bradley-Terry leaderboard,
-        win rates, head-to-head tests), linked from the main one; default the bundled LLMFAO
-        crowd votes; None skips it.
+        win rates, head-to-head tests), linked from the main one; ``"bundled"`` (default) the
+        bundled LLMFAO crowd votes (:data:`REAL_DATA`); None skips it.
     progress : callable, optional
         ``progress(stage, done, total)`` (:mod:`evalkit._progress`).
     engine, workers, scheduler
@@ -157,33 +177,35 @@ def run_demo(
     """
     config = config if config is not None else Figure11Config()
     check_out_path(out_dir, force=force)
-    res = figure11(config, rng=seed, progress=progress, engine=engine if (engine or scheduler) else "process",
+    real = _real_data_path(real_data)  # every input checked before the simulation starts
+    if config.params is None:
+        calibrated()  # the bundled parameter set: an error now if it is not installed
+    res = figure11(config, rng=rng, progress=progress, engine=engine if (engine or scheduler) else "process",
                    workers=workers,
                    scheduler=scheduler)
     scores = final_scores(res)
-    claims = figure11_claims(res, seed=seed)
+    claims = figure11_claims(res, seed=rng)
     with atomic_output_dir(out_dir, force=force) as folder:
-        _write_demo(folder.path, res, scores, claims, config=config, seed=seed, real_data=real_data,
+        _write_demo(folder.path, res, scores, claims, config=config, rng=rng, real_data=real,
                     progress=progress, record=folder.record)
     return Path(out_dir)
 
 
 def _write_demo(out: Path, res: Figure11Result, scores: pd.DataFrame, claims: pd.DataFrame, *,
-                config: Figure11Config, seed: int, real_data: str | Path | None,
+                config: Figure11Config, rng: int, real_data: Path | None,
                 progress: ProgressFn | None, record: dict) -> None:
     res.traces.to_parquet(out / "sessions.parquet", index=False)
 
     notes = [
-        "Simulated with evalkit's calibrated swarm simulator (`evalkit.sim`, parameters in data/sim).",
+        "Simulated with evalkit's calibrated swarm simulator (`evalkit.sim`, parameters in data/sim/calibrated.json; "
+        "the values used are in run.json).",
         "The session table is written to sessions.parquet; `evalkit curve sessions.parquet` reruns the curves "
         "on it like on any user's traces.",
     ]
     if real_data is not None:
-        real = Path(real_data)
-        if not real.exists():
-            raise ValueError(f"real_data {str(real)!r} does not exist; pass real_data=None to skip the second report.")
+        real = real_data
         tick(progress, f"rating {real.name} in a second report", 0, 1)
-        write_report(ReportSpec(comparisons=real, title=f"Bradley-Terry ratings of {real.name}", seed=seed),
+        write_report(ReportSpec(comparisons=real, title=f"Bradley-Terry ratings of {real.name}", rng=rng),
                      out / "real")
         notes.append(f"Ratings and head-to-head tests on real judgments ({real.name}): "
                      "[real/report.html](real/report.html).")
@@ -198,9 +220,10 @@ def _write_demo(out: Path, res: Figure11Result, scores: pd.DataFrame, claims: pd
     sections = [seed_results, *budget_sections()]
     from evalkit.report import DEFAULT_SECTIONS
 
-    spec = ReportSpec(scores=scores, title="evalkit demo: Elo per agent-time on simulated swarms", seed=seed,
+    spec = ReportSpec(scores=scores, title="evalkit demo: Elo per agent-time on simulated swarms", rng=rng,
                       sections=[sections[0], *sections[1:], *DEFAULT_SECTIONS], unit_pair=("pass@4", "pass@1"),
                       params={"config": {k: v for k, v in vars(config).items() if k != "params"},
+                              "sim_params": (config.params or calibrated()).to_dict(),
                               "budget": res.budget})
     record.update(build_report(spec, out))
     tick(progress, "significance tests and report", 1, 1)

@@ -86,6 +86,8 @@ class Figure11Config:
             if not (isinstance(v, (int, np.integer)) and v >= low):
                 why = " (self-Elo rates games between different sessions)" if name == "n_sessions" else ""
                 raise ValueError(f"{name} must be an integer >= {low}{why}; got {v!r}.")
+        if not (isinstance(self.bootstrap, (int, np.integer)) and self.bootstrap >= 0):
+            raise ValueError(f"bootstrap must be an integer >= 0 (0: no bands); got {self.bootstrap!r}.")
         if self.budget is not None and not (np.isfinite(self.budget) and self.budget > 0):
             raise ValueError(f"budget must be a positive finite number; got {self.budget!r}.")
         if not (self.budget_factor > 0 and np.isfinite(self.budget_factor)):
@@ -196,12 +198,14 @@ def figure11(
     g = as_generator(rng)
     traces, budget, scale = simulate_systems(config, rng=g, progress=progress, engine=engine, workers=workers,
                                              scheduler=scheduler)
-    kw = dict(budgets=checkpoints(budget, decades=config.decades, grid=config.grid), bootstrap=config.bootstrap)
+    budgets = checkpoints(budget, decades=config.decades, grid=config.grid)
     single = traces.loc[traces["system"].isin(["pass@1", "group@4"])]
     tick(progress, "figure 11 Elo fits", 0, 2)
-    self_elo = elo_curves(single, mode="self", rng=int(g.integers(2**63)), **kw)
+    self_elo = elo_curves(single, mode="self", rng=int(g.integers(2**63)), budgets=budgets,
+                          n_resamples=config.bootstrap)
     tick(progress, "figure 11 Elo fits", 1, 2)
-    joint_elo = elo_curves(traces, mode="joint", rng=int(g.integers(2**63)), **kw)
+    joint_elo = elo_curves(traces, mode="joint", rng=int(g.integers(2**63)), budgets=budgets,
+                           n_resamples=config.bootstrap)
     tick(progress, "figure 11 Elo fits", 2, 2)
     infl = {s: inflection_point(self_elo, system=s) for s in ("pass@1", "group@4")}
     last = joint_elo.curve.loc[joint_elo.curve.groupby("system")["budget"].idxmax()]
@@ -212,12 +216,11 @@ def figure11(
 def plot_figure11(result: Figure11Result, *, axes: tuple | None = None) -> tuple:
     """Figure 11: self-Elo of pass@1 and group@4 against the reference (left), joint Elo of all
     four systems (right). Returns the two Axes."""
-    import matplotlib.pyplot as plt
-
+    from evalkit.plots._figure import subplots
     from evalkit.plots.budget import plot_elo_curves
 
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+        _, axes = subplots(1, 2, figsize=(12, 4.5))
     left, right = axes
     plot_elo_curves(result.self_elo, ax=left, inflection=result.inflection["pass@1"],
                     title="self-Elo (pass@1, group@4)")

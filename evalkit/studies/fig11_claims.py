@@ -17,6 +17,7 @@ import dataclasses
 import os
 import warnings
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -92,7 +93,7 @@ def _compute_null(key: tuple) -> pd.DataFrame:
                 s, j = np.nonzero(keep)
                 frames.append(pd.DataFrame({"system": "pass@1", "task": f"t{t:02d}", "session": s.astype(str),
                                             "budget": cps[0] * (j + 1), "score": best[s, j]}))
-            curves = elo_curves(pd.concat(frames, ignore_index=True), mode="self", budgets=cps, bootstrap=0, rng=0)
+            curves = elo_curves(pd.concat(frames, ignore_index=True), mode="self", budgets=cps, n_resamples=0, rng=0)
             out.append(_start_and_level(curves.curve, inflection_point(curves, system="pass@1")))
     return pd.DataFrame(out, columns=["start_slope", "level_at_B"])
 
@@ -192,6 +193,18 @@ def figure11_job(args: tuple) -> object:
     return [r if keep and k == 0 else dataclasses.replace(r, traces=r.traces.iloc[:0]) for k, r in enumerate(results)]
 
 
+@overload
+def figure11_reproduction(
+    config: Figure11Config | None = ..., *, seeds: Sequence[int] = ..., breaks: Sequence[str] = ...,
+    engine: str | None = ..., workers: int | None = ..., scheduler: object = ...,
+    progress: ProgressFn | None = ..., keep_first: Literal[False] = ...,
+) -> pd.DataFrame: ...
+@overload
+def figure11_reproduction(
+    config: Figure11Config | None = ..., *, seeds: Sequence[int] = ..., breaks: Sequence[str] = ...,
+    engine: str | None = ..., workers: int | None = ..., scheduler: object = ...,
+    progress: ProgressFn | None = ..., keep_first: Literal[True],
+) -> tuple[pd.DataFrame, Figure11Result]: ...
 def figure11_reproduction(
     config: Figure11Config | None = None, *, seeds: Sequence[int] = (0, 1, 2, 3, 4), breaks: Sequence[str] = (),
     engine: str | None = None, workers: int | None = None, scheduler: object = None,
@@ -209,8 +222,10 @@ def figure11_reproduction(
 
     sims, jobs = figure11_jobs(config, seeds=seeds, breaks=breaks, keep_first=keep_first)
     ex = sweep_executor(engine, workers=workers, scheduler=scheduler)
-    return figure11_table(sims, seeds, ex.map(figure11_job, jobs, progress=progress, stage=FIG11_STAGE),
-                          keep_first=keep_first)
+    outs = ex.map(figure11_job, jobs, progress=progress, stage=FIG11_STAGE)
+    if keep_first:
+        return figure11_table(sims, seeds, outs, keep_first=True)
+    return figure11_table(sims, seeds, outs)
 
 
 def figure11_jobs(
@@ -237,6 +252,12 @@ def _null_key(config: Figure11Config) -> tuple:
     return (int(config.n_tasks), int(config.n_sessions), float(config.decades), float(config.grid), 200, 0)
 
 
+@overload
+def figure11_table(sims: dict[str, Figure11Config], seeds: Sequence[int], out: list, *,
+                   keep_first: Literal[False] = ...) -> pd.DataFrame: ...
+@overload
+def figure11_table(sims: dict[str, Figure11Config], seeds: Sequence[int], out: list, *,
+                   keep_first: Literal[True]) -> tuple[pd.DataFrame, Figure11Result]: ...
 def figure11_table(
     sims: dict[str, Figure11Config], seeds: Sequence[int], out: list, *, keep_first: bool = False,
 ) -> pd.DataFrame | tuple[pd.DataFrame, Figure11Result]:
@@ -318,14 +339,10 @@ def write_figure11_outputs(
                f"{', '.join(breaks) or '(none)'} (figure 11 has no overheads, so `nocomm` cannot change it).\n\n")
     md.write_text((head + section if head else section.lstrip()) + to_markdown(summary))
     if figure:
-        import matplotlib
+        from evalkit.plots._figure import subplots
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+        fig, axes = subplots(1, 2, figsize=(12, 4.5))
         plot_figure11(first, axes=axes)
         fig.tight_layout()
         fig.savefig(o / "fig11_elo_per_budget.png", dpi=120, metadata={"Software": None})
-        plt.close(fig)
     return summary

@@ -1,0 +1,421 @@
+"""What a reader may spend on one input, whatever the input claims about itself.
+
+Every reader goes through this module to hold bytes in memory: :func:`read_bytes` (a plain or
+gzip file, streamed and decompressed with caps), :func:`read_zip_member` (one member of a zip
+archive such as an Inspect ``.eval`` log, streamed with the same caps, whatever sizes its
+headers claim) and the checks :func:`check_lines` and :func:`check_columns`. JSON depth is
+checked in :mod:`evalkit.io._json`, folder walks and globs in :mod:`evalkit.io._walk`.
+
+=================  =========  ====================================================================
+limit              default    what it bounds
+=================  =========  ====================================================================
+``max_bytes``      1 GiB      bytes one file (after decompression) may hold when a reader loads it
+                              into memory; DuckDB's streaming scans are not bound by it
+``max_ratio``      100        decompressed bytes per compressed byte (gzip, zip members), checked
+                              once a member has produced ``ratio_grace`` bytes: a zip or gzip bomb
+``ratio_grace``    1 MiB      output a compressed stream may produce before its ratio is checked
+``max_line_bytes`` 16 MiB     one line of a CSV/TSV or JSON Lines file (``\\n``, ``\\r\\n`` or ``\\r``)
+``max_columns``    10,000     columns of a table (CSV header, JSON keys, Parquet schema)
+``max_depth``      200        nesting of JSON arrays and objects
+=================  =========  ====================================================================
+
+Limits are overridden, in order of precedence, by the ``limits=`` keyword of a reader (a
+:class:`ReadLimits`, or a mapping of its fields), the context manager :func:`read_limits`, the
+CLI flag ``--limit NAME=VALUE`` (repeatable) and the environment variables
+``EVALKIT_MAX_BYTES``, ``EVALKIT_MAX_RATIO``, ``EVALKIT_RATIO_GRACE``, ``EVALKIT_MAX_LINE_BYTES``,
+``EVALKIT_MAX_COLUMNS`` and ``EVALKIT_MAX_DEPTH``. Sizes take the suffixes k, M, G (powers of
+1024): ``--limit max_bytes=4G``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+import os
+import re
+import struct
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["ReadLimits", "current_limits", "read_limits", "parse_limit_specs", "read_bytes", "gunzip",
+           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix"]
+
+_ENV = {"max_bytes": "EVALKIT_MAX_BYTES", "max_ratio": "EVALKIT_MAX_RATIO", "ratio_grace": "EVALKIT_RATIO_GRACE",
+        "max_line_bytes": "EVALKIT_MAX_LINE_BYTES", "max_columns": "EVALKIT_MAX_COLUMNS",
+        "max_depth": "EVALKIT_MAX_DEPTH"}
+_CHUNK = 1 << 18
+
+
+class LimitError(ValueError):
+    """An input exceeds a :class:`ReadLimits` bound (a ValueError: the CLI exits 2)."""
+
+
+@dataclass(frozen=True)
+class ReadLimits:
+    """Bounds on what a reader spends on one input (see the module docstring for each field)."""
+
+    max_bytes: int = 1 << 30
+    max_ratio: float = 100.0
+    ratio_grace: int = 1 << 20
+    max_line_bytes: int = 16 << 20
+    max_columns: int = 10_000
+    max_depth: int = 200
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise ValueError(f"The read limit {f.name} must be a positive number; got {value!r}.")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ReadLimits:
+        """Defaults, overridden by the ``EVALKIT_MAX_*`` environment variables."""
+        env = os.environ if environ is None else environ
+        given = {name: env[var] for name, var in _ENV.items() if env.get(var)}
+        return cls(**{k: _parse_value(k, v, f"the environment variable {_ENV[k]}") for k, v in given.items()})
+
+    def replace(self, **changes: Any) -> ReadLimits:
+        """A copy with some fields changed (values may be text such as ``"4G"``)."""
+        return dataclasses.replace(self, **{k: _parse_value(k, v, "limits") for k, v in _checked(changes).items()})
+
+    @property
+    def flag_hint(self) -> str:
+        return "--limit NAME=VALUE (or EVALKIT_MAX_* in the environment, limits= in Python)"
+
+
+def _checked(changes: Mapping[str, Any]) -> Mapping[str, Any]:
+    known = [f.name for f in dataclasses.fields(ReadLimits)]
+    unknown = [k for k in changes if k not in known]
+    if unknown:
+        raise ValueError(f"Unknown read limit(s) {unknown}; the limits are {known}.")
+    return changes
+
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kmgt]i?b?|b)?\s*$", re.I)
+
+
+def _parse_value(name: str, value: Any, where: str) -> int | float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    m = _SIZE.match(str(value))
+    if not m:
+        raise ValueError(f"The read limit {name} from {where} must be a positive number (sizes may end in k, M, G); "
+                         f"got {value!r}.")
+    number = float(m.group(1))
+    unit = (m.group(2) or "").lower()[:1]
+    number *= {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[unit]
+    return number if name == "max_ratio" else int(number)
+
+
+_CURRENT: contextvars.ContextVar[ReadLimits | None] = contextvars.ContextVar("evalkit_read_limits", default=None)
+
+
+def current_limits(limits: ReadLimits | Mapping[str, Any] | None = None) -> ReadLimits:
+    """``limits`` when given (a mapping changes the current ones), else the innermost
+    :func:`read_limits`, else the environment's."""
+    base = _CURRENT.get() or ReadLimits.from_env()
+    if limits is None:
+        return base
+    if isinstance(limits, ReadLimits):
+        return limits
+    return base.replace(**dict(limits))
+
+
+@contextlib.contextmanager
+def read_limits(limits: ReadLimits | Mapping[str, Any] | None = None, **changes: Any) -> Iterator[ReadLimits]:
+    """Run the block with these limits (``read_limits(max_bytes="4G")``); readers inside use them."""
+    new = current_limits(limits)
+    if changes:
+        new = new.replace(**changes)
+    token = _CURRENT.set(new)
+    try:
+        yield new
+    finally:
+        _CURRENT.reset(token)
+
+
+def parse_limit_specs(specs: list[str] | tuple[str, ...]) -> dict[str, int | float]:
+    """``["max_bytes=4G", ...]`` (the CLI's ``--limit``) -> ``{"max_bytes": 4294967296}``."""
+    out: dict[str, int | float] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep:
+            raise ValueError(f"--limit must look like NAME=VALUE (e.g. --limit max_bytes=4G); got {spec!r}.")
+        name = name.strip().replace("-", "_")
+        _checked({name: value})
+        out[name] = _parse_value(name, value.strip(), "--limit")
+    ReadLimits(**out)  # positive values
+    return out
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{int(n)} bytes"
+
+
+def _too_big(source: str, what: str, limits: ReadLimits) -> LimitError:
+    return LimitError(f"{source} {what}, more than the limit max_bytes={_size(limits.max_bytes)} of what a reader "
+                      f"holds in memory. Raise it with --limit max_bytes=SIZE (EVALKIT_MAX_BYTES, "
+                      f"limits={{'max_bytes': ...}} in Python) if the file is genuine.")
+
+
+def _bomb(source: str, out: int, consumed: int, limits: ReadLimits) -> LimitError:
+    return LimitError(f"{source} decompresses to more than {limits.max_ratio:g} times its compressed size "
+                      f"({_size(out)} from {_size(max(consumed, 1))} so far): a decompression bomb, or data far more "
+                      f"repetitive than real logs. Refused; if it is genuine, raise --limit max_ratio=N "
+                      f"(EVALKIT_MAX_RATIO).")
+
+
+class _Budget:
+    """Counts output against ``max_bytes`` and the output/input ratio of one compressed stream."""
+
+    def __init__(self, source: str, limits: ReadLimits, cap: int | None = None) -> None:
+        self.source, self.limits = source, limits
+        self.cap = limits.max_bytes if cap is None else cap
+        self.out = 0
+
+    def add(self, n: int, consumed: int) -> None:
+        self.out += n
+        if self.out > self.cap:
+            raise _too_big(self.source, f"decompresses to more than {_size(self.cap)}", self.limits)
+        if self.out > self.limits.ratio_grace and self.out > self.limits.max_ratio * max(consumed, 1):
+            raise _bomb(self.source, self.out, consumed, self.limits)
+
+
+def gunzip(fh: IO[bytes], source: str, limits: ReadLimits, *, cap: int | None = None,
+           keep: bool = True) -> bytes:
+    """Decompress a gzip stream (every member) with the caps of ``limits``; ``keep=False``
+    only measures (returns b"")."""
+    budget = _Budget(source, limits, cap)
+    parts: list[bytes] = []
+    d = zlib.decompressobj(31)
+    consumed = 0
+    pending = b""
+    started = False
+    while True:
+        chunk = pending or fh.read(_CHUNK)
+        pending = b""
+        if not chunk:
+            break
+        consumed += len(chunk)
+        if d.eof:  # a new gzip member, or trailing padding
+            if not chunk.strip(b"\x00"):
+                continue
+            if chunk[:2] != b"\x1f\x8b":
+                raise ValueError(f"{source} has data after the end of its gzip stream that is not gzip: "
+                                 f"{chunk[:8]!r}. The file is damaged or not gzip.")
+            d = zlib.decompressobj(31)
+        data = chunk
+        while data:
+            try:
+                out = d.decompress(data, _CHUNK)
+            except zlib.error as exc:
+                raise ValueError(f"{source} looks gzip-compressed but could not be decompressed ({exc}); "
+                                 "the file is damaged or not gzip.") from None
+            started = True
+            budget.add(len(out), consumed)
+            if keep and out:
+                parts.append(out)
+            if d.eof:
+                pending = d.unused_data
+                break
+            data = d.unconsumed_tail
+    if not started or not d.eof:
+        raise ValueError(f"{source} is a truncated gzip file (the compressed stream ends early, after "
+                         f"{_size(budget.out)} of output). Re-download or re-compress it.")
+    return b"".join(parts)
+
+
+def check_gzip_prefix(path: Path, *, limits: ReadLimits | None = None, prefix: int = 64 << 20) -> None:
+    """Decompress (and discard) up to ``prefix`` bytes of a gzip file: a bomb is refused in a
+    fraction of a second, before a streaming engine spends minutes on it."""
+    lim = limits or current_limits()
+
+    class _Enough(Exception):
+        pass
+
+    budget_cap = min(prefix, lim.max_bytes * 64)
+    with open(path, "rb") as fh:
+        try:
+            gunzip(_Prefix(fh, budget_cap, _Enough), str(path), lim, cap=None, keep=False)
+        except _Enough:
+            return
+
+
+class _Prefix:
+    """A file whose reads stop (raising ``stop``) once ``cap`` bytes have been read: with a ratio
+    limit r, at most r * cap bytes of output are ever produced from it."""
+
+    def __init__(self, fh: IO[bytes], cap: int, stop: type[Exception]) -> None:
+        self.fh, self.left, self.stop = fh, max(cap // 64, _CHUNK), stop
+
+    def read(self, n: int) -> bytes:
+        if self.left <= 0:
+            raise self.stop()
+        data = self.fh.read(min(n, self.left))
+        self.left -= len(data)
+        return data
+
+
+def read_bytes(path: Path, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
+    """The bytes of ``path``, gunzipped when they are gzip, never more than ``max_bytes`` (a
+    ValueError names the file, the limit and the flag that raises it)."""
+    lim = limits or current_limits()
+    name = source or str(path)
+    with open(path, "rb") as fh:
+        if fh.read(2) == b"\x1f\x8b":
+            fh.seek(0)
+            return gunzip(fh, name, lim)
+        fh.seek(0)
+        size = os.fstat(fh.fileno()).st_size
+        if size > lim.max_bytes:
+            raise _too_big(name, f"holds {_size(size)}", lim)
+        parts = [fh.read(size)]  # then whatever the file grew by while it is read, still bounded
+        total = len(parts[0])
+        while chunk := fh.read(_CHUNK):
+            total += len(chunk)
+            if total > lim.max_bytes:
+                raise _too_big(name, "grew past the limit while it was read", lim)
+            parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _line_at(data: bytes, pos: int) -> tuple[int, int]:
+    """(1-based line number, length) of the line holding byte ``pos`` (``\\n`` or ``\\r`` ends a line)."""
+    start = max(data.rfind(b"\n", 0, pos), data.rfind(b"\r", 0, pos)) + 1
+    ends = [i for i in (data.find(b"\n", pos), data.find(b"\r", pos)) if i >= 0]
+    end = min(ends) if ends else len(data)
+    head = data[:start]
+    line = head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n") + 1
+    return line, end - start
+
+
+def check_lines(data: bytes, source: str, limits: ReadLimits | None = None) -> None:
+    """Refuse a line longer than ``max_line_bytes`` (a 1 GiB single-line CSV, an old-Mac file
+    that is one line to a reader that splits at ``\\n`` only is fine: ``\\r`` ends a line here)."""
+    lim = limits or current_limits()
+    cap = int(lim.max_line_bytes)
+    if len(data) <= cap:
+        return
+    step = max(cap // 2, 1)
+    for pos in range(0, len(data) - step + 1, step):  # a line longer than cap covers a whole window
+        if data.find(b"\n", pos, pos + step) < 0 and data.find(b"\r", pos, pos + step) < 0:
+            line, length = _line_at(data, pos)
+            if length > cap:
+                raise LimitError(f"{source}: line {line} is {_size(length)} long, more than the limit "
+                                 f"max_line_bytes={_size(cap)}. A table or JSON Lines file has one record a line; "
+                                 "raise it with --limit max_line_bytes=SIZE (EVALKIT_MAX_LINE_BYTES) if the "
+                                 "file is genuine.")
+
+
+def check_columns(n: int, source: str, limits: ReadLimits | None = None, *, what: str = "columns") -> None:
+    """Refuse a table with more than ``max_columns`` columns."""
+    lim = limits or current_limits()
+    if n > lim.max_columns:
+        raise LimitError(f"{source} has {n} {what}, more than the limit max_columns={lim.max_columns}. Raise it "
+                         "with --limit max_columns=N (EVALKIT_MAX_COLUMNS) if the table is genuine.")
+
+
+# ---- zip members ------------------------------------------------------------------------------
+
+_LOCAL = struct.Struct("<4s2B4HL2L2H")
+_STORED, _DEFLATED, _ZSTD = 0, 8, 93
+
+
+class _Raw:
+    """At most ``size`` raw bytes of ``fh`` from its current position, counted."""
+
+    def __init__(self, fh: IO[bytes], size: int) -> None:
+        self.fh, self.left, self.consumed = fh, size, 0
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left if n is None or n < 0 else min(n, self.left)
+        data = self.fh.read(n) if n > 0 else b""
+        self.left -= len(data)
+        self.consumed += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+
+def _zstd_reader(raw: _Raw) -> Any:
+    try:
+        import zstandard
+    except ImportError:  # pragma: no cover - Python >= 3.14 without the zstandard package
+        raise ValueError("This .eval member is compressed with Zstandard; install the 'zstandard' package.") from None
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+
+
+def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
+    """The bytes of one member (a :class:`zipfile.ZipInfo`) of the zip archive at ``path``.
+
+    Streamed, whatever the sizes the archive's headers claim: output beyond ``max_bytes``, or
+    beyond ``max_ratio`` times the compressed bytes read, is refused; so are a member whose
+    CRC or size differs from its header, an encrypted member and an unknown compression.
+    """
+    lim = limits or current_limits()
+    name = source or f"{path.name} (member {info.filename!r})"
+    archive = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        fh.seek(info.header_offset)
+        head = fh.read(_LOCAL.size)
+        if len(head) != _LOCAL.size or head[:4] != b"PK\x03\x04":
+            raise ValueError(f"{name}: the local header is missing or damaged; the archive is corrupt or truncated.")
+        fields = _LOCAL.unpack(head)
+        fh.seek(fields[10] + fields[11], os.SEEK_CUR)  # file name and extra field
+        if info.flag_bits & 0x1:
+            raise ValueError(f"{name} is encrypted; evalkit reads unencrypted logs only.")
+        size = max(0, min(info.compress_size, archive - fh.tell()))
+        raw = _Raw(fh, size)
+        budget = _Budget(name, lim)
+        parts: list[bytes] = []
+        crc = 0
+        for piece in _decompressed(raw, info.compress_type, name):
+            budget.add(len(piece), raw.consumed)
+            crc = zlib.crc32(piece, crc)
+            parts.append(piece)
+    data = b"".join(parts)
+    if len(data) != info.file_size or crc != info.CRC:
+        what = "size" if len(data) != info.file_size else "CRC-32"
+        raise ValueError(f"{name}: its {what} differs from what the archive's header claims ({info.file_size} bytes "
+                         f"claimed, {len(data)} read); the archive is corrupt or was tampered with.")
+    return data
+
+
+def _decompressed(raw: _Raw, method: int, name: str) -> Iterator[bytes]:
+    if method == _STORED:
+        while chunk := raw.read(_CHUNK):
+            yield chunk
+        return
+    if method == _DEFLATED:
+        d = zlib.decompressobj(-15)
+        while not d.eof:
+            data = d.unconsumed_tail or raw.read(_CHUNK)
+            if not data:
+                raise ValueError(f"{name}: the compressed data ends early; the archive is truncated.")
+            try:
+                out = d.decompress(data, _CHUNK)
+            except zlib.error as exc:
+                raise ValueError(f"{name} cannot be decompressed ({exc}); the archive is corrupt.") from None
+            if out:
+                yield out
+        return
+    if method == _ZSTD:
+        reader = _zstd_reader(raw)
+        while True:
+            try:
+                out = reader.read(_CHUNK)
+            except Exception as exc:  # zstandard.ZstdError and friends
+                raise ValueError(f"{name} cannot be decompressed ({exc}); the archive is corrupt.") from None
+            if not out:
+                return
+            yield out
+    raise ValueError(f"{name} uses zip compression method {method}; evalkit reads stored, deflate and Zstandard "
+                     "members (as Inspect writes them).")
