@@ -45,7 +45,9 @@ def test_report_judge_section_on_llmfao(tmp_path, judge, name, favours, self_mod
     else:  # one vote per comparison: the exact binomial test
         assert row["test"].startswith("exact binomial")
     assert row["pvalue"] == pytest.approx(p, rel=1e-9)
-    assert f"**{name}** favours the **{favours}** answer" in md and f"p = {p:.2g}" in md
+    # the report prints p with 3 significant digits, scientific below 1e-4 (e.g. 5.61e-08)
+    shown = f"{p:.2e}" if p < 1e-4 else f"{p:#.3g}"
+    assert f"**{name}** favours the **{favours}** answer" in md and f"p = {shown}" in md
     if self_model:
         assert f"Self-preference: judge **{name}** is also a contestant, **{self_model}** (same model)" in md
     else:

@@ -175,7 +175,8 @@ def test_numbers_formatted_per_column_and_tables_scroll_in_their_box():
     shown = {c: format_column(c, frame[c], elo_table=True) for c in frame.columns}
     assert shown["elo"] == ["1012.3", "987.7"] and shown["ci_low"] == ["950.0", "926.0"]  # Elo: 1 decimal
     assert shown["n"] == ["12", "7"]  # counts as integers, though stored as floats
-    assert shown["pvalue"] == ["3.20e-07", "0.2266"] and shown["p_holm"] == ["0", "1.0000"]
+    # p-values as the text prints them (evalkit._format.format_p: 3 significant digits, scientific below 1e-4)
+    assert shown["pvalue"] == ["3.20e-07", "0.227"] and shown["p_holm"] == ["0", "1.00"]
     assert shown["diff"] == ["0.123", "-2.500"] and shown["significant"] == ["yes", "no"]  # same decimals per column
     big = pd.Series([79530.0, 9941.0, 7953.4])
     assert format_column("budget", big) == ["79530", "9941", "7953"]
@@ -184,8 +185,8 @@ def test_numbers_formatted_per_column_and_tables_scroll_in_their_box():
     assert format_column("diff", frame["diff"], spec=".2f") == ["0.12", "-2.50"]
     sec = [Section("T", (Table(frame, caption="What **this** shows"),))]
     page = render_html("t", sec)
-    assert '<div class="table-wrap"><table><caption>What **this** shows</caption>' in page
-    assert '<td class="text">a</td><td class="num">1012.3</td>' in page
+    assert '<div class="table-wrap"><table class="sortable key" data-filter="10"><caption>What **this** shows' in page
+    assert '<td class="text">a</td><td class="num" data-v="1012.345">1012.3</td>' in page  # sorts on the raw value
     assert ".table-wrap{overflow-x:auto" in page and "<nav" in page
     md = render_markdown("t", sec)
     assert "|:---|---:|---:|---:|---:|---:|---:|:---|" in md and "*What \\*\\*this\\*\\* shows*" in md

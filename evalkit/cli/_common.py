@@ -35,7 +35,7 @@ from evalkit._lazy import is_dataframe
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["add_common", "UI", "Inputs", "call", "to_json"]
+__all__ = ["add_common", "UI", "Inputs", "call", "to_json", "report_headline"]
 
 
 def add_common(p: argparse.ArgumentParser, *, table: bool = True, writes: bool = False,
@@ -134,6 +134,20 @@ class UI:
             else:
                 print(label(table))
 
+    def headline(self, headline: Any, *, titles: Any = ()) -> None:
+        """The headline first on stdout (a :class:`evalkit.report.headline.Headline`, or the
+        ``"headline"`` records of a ``run.json``, whose ``titles`` name the sections); under
+        ``--json`` it is part of the JSON instead. Prints nothing when there is no finding."""
+        if self.json or not headline:
+            return
+        from evalkit.report.headline import Headline, section_id
+
+        if not isinstance(headline, Headline):
+            headline = Headline.from_records(headline)
+        text = headline.to_text(titles={section_id(t): t for t in titles})
+        if text:
+            print(text, flush=True)
+
     # ---- progress ------------------------------------------------------------------------
 
     def progress(self, stage: str, done: int, total: int | None) -> None:
@@ -182,6 +196,15 @@ class UI:
             stop.set()
             thread.join()
             self.close_bar()
+
+
+def report_headline(ui: UI, out: Path) -> None:
+    """Print the headline of the report folder ``out`` (from its ``run.json``) on stdout."""
+    try:
+        record = json.loads((Path(out) / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    ui.headline(record.get("headline") or [], titles=record.get("sections") or [])
 
 
 def terminal_cell(value: object) -> str:

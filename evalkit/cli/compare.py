@@ -169,6 +169,9 @@ def run(args: argparse.Namespace) -> int:
         )
         out = write_report(spec, args.out, force=args.force, progress=args.ui.progress)
         args.ui.close_bar()
+    from evalkit.cli._common import report_headline
+
+    report_headline(args.ui, out)  # the finding first
     _print(args, out, outcomes, read, order, cluster, single)
     _print_anytime(args, out)
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")

@@ -117,6 +117,12 @@ def run(args: argparse.Namespace) -> int:
     )
     ui.close_bar()
     attrs = table.attrs
+    from evalkit.report.findings import leaderboard_findings
+    from evalkit.report.headline import Headline
+
+    headline = Headline()
+    leaderboard_findings(headline, table, section=None, cluster=args.cluster)
+    ui.headline(headline)
     ui.result(table, title=f"Bradley-Terry Elo leaderboard (ties: {attrs['ties']}; intervals: {attrs['interval']})")
     notes = [f"fit: {attrs['n_iter']} Newton iterations, gradient norm {attrs['grad_norm']:.1e}, "
              f"{'converged' if attrs['converged'] else 'NOT CONVERGED'}"]
@@ -135,23 +141,37 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, counts, table, inputs) -> None:
+    """The ``--out`` folder: the leaderboard as CSV and Markdown, its figure and the win-rate
+    heatmap (both drawn in proportion to the data: at most
+    :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
+    the reason in ``run.json`` and on stderr), and ``run.json``."""
     from evalkit._output import atomic_output_dir
     from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
-    from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
-    from evalkit.ratings import win_rate_matrix
+    from evalkit.plots._layout import MAX_HEATMAP, MAX_ROWS, summary_note
+    from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap, win_rate_block
 
     record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
               "parameters": rate_parameters(args)}
+    models = list(table["model"])
+    notes = {"leaderboard.png": summary_note(min(len(models), MAX_ROWS), len(models), limit_name="MAX_ROWS"),
+             "win_rates.png": summary_note(min(len(models), MAX_HEATMAP), len(models), limit_name="MAX_HEATMAP")}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         write_tables(out, {"leaderboard": table})
         with plot_fonts():
             ax = plot_leaderboard(table)
             missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, dpi=150)
-            ax = plot_win_rate_heatmap(win_rate_matrix(counts), order=list(table["model"]))
+            top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
+            ax = plot_win_rate_heatmap(win_rate_block(counts, top), order=top, total=len(models))
             missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, dpi=150)
+        shown = {k: v for k, v in notes.items() if v}
+        if shown:
+            out.record["figures"] = shown
         if missing:
             out.record["missing_glyphs"] = sorted(set(missing))
             args.ui.warn("no installed font has the characters " + " ".join(f"U+{ord(c):04X}" for c in set(missing))
                          + "; the plots show them as boxes (install fonts-noto-cjk)")
+    for name, note in notes.items():
+        if note:
+            args.ui.info(f"{name}: {note}")
     args.ui.info(f"wrote {args.out}/: leaderboard.csv, leaderboard.md, leaderboard.png, win_rates.png, run.json")

@@ -157,6 +157,9 @@ def _write(args: argparse.Namespace, comparisons: object, traces: pd.DataFrame |
     )
     out = write_report(spec, args.out, force=args.force, progress=ui.progress)
     ui.close_bar()
+    from evalkit.cli._common import report_headline
+
+    report_headline(ui, out)
     if ui.json:
         import json
 

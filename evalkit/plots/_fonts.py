@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["CJK_FONTS", "fallback_fonts", "plot_fonts", "apply_fonts", "save_png", "missing_glyphs"]
+__all__ = ["CJK_FONTS", "fallback_fonts", "plot_fonts", "apply_fonts", "save_png", "save_svg", "missing_glyphs"]
 
 #: Candidate fallback families, in order of preference.
 CJK_FONTS = ("Noto Sans CJK JP", "Noto Sans CJK SC", "Noto Sans CJK TC", "Noto Sans CJK KR", "Source Han Sans",
@@ -63,11 +63,37 @@ def save_png(fig: Any, path: str | os.PathLike[str], *, tight: bool = False, **k
         warnings.simplefilter("always")
         if tight:
             fig.tight_layout()
+            fig.set_layout_engine("none")  # laid out once: savefig must not lay out (draw) it again
         fig.savefig(path, **kwargs)
     for w in caught:
         if not _GLYPH.search(str(w.message)):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return missing_glyphs(caught)
+
+
+def save_svg(fig: Any, path: str | os.PathLike[str]) -> None:
+    """``fig`` as SVG at ``path``, the same bytes for the same figure (fixed hash salt, no date),
+    each truncated tick label with its full name as a ``<title>`` tooltip
+    (:func:`evalkit.plots._layout.set_tick_labels`). Call after :func:`save_png` (which lays
+    the figure out and reports missing glyphs)."""
+    import io
+    from pathlib import Path
+    from xml.sax.saxutils import escape
+
+    import matplotlib
+
+    from evalkit._escape import label
+    from evalkit.plots._layout import tooltips
+
+    apply_fonts(fig)
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "evalkit"}), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # glyph warnings were reported by save_png
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    text = buf.getvalue()
+    for gid, full in tooltips(fig).items():
+        text = text.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{escape(label(full))}</title>', 1)
+    Path(path).write_text(text, encoding="utf-8")
 
 
 def missing_glyphs(caught: list[warnings.WarningMessage]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalkit._escape import plot_text
+from evalkit.plots._layout import legend_outside, short_label
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
@@ -68,7 +69,7 @@ def plot_elo_curves(
     ax.set_title(title or f"{result.mode}-Elo per budget ({result.options.get('bootstrap', 0)} bootstrap replicates, "
                  f"{result.confidence_level:.0%} bands)")
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    legend_outside(ax, where="right")
     return ax
 
 
@@ -77,7 +78,7 @@ def _draw_curves(ax: Axes, result: CurveResult, names: list[str], *, bands: bool
     colors: dict[str, Any] = {}
     for name in names:
         rows = result.curve.iloc[result.rows(name)]
-        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=plot_text(name))
+        (line,) = ax.plot(rows["budget"], rows["elo"], marker="o", ms=3, lw=1.6, label=short_label(name, 24))
         colors[name] = line.get_color()
         if bands and np.isfinite(rows["ci_low"]).any():
             ax.fill_between(rows["budget"], rows["ci_low"], rows["ci_high"], color=line.get_color(), alpha=0.2, lw=0)
@@ -95,7 +96,7 @@ def _draw_references(ax: Axes, result: CurveResult, names: list[str]) -> None:
             continue
         drawn.add(b0)
         ax.plot(result.budgets, reference_line(result.budgets, b0=b0), ls="--", color="0.4", lw=1,
-                label="400 Elo / decade (repeated sampling)" if len(drawn) == 1 else None)
+                label="400 Elo / decade\n(repeated sampling)" if len(drawn) == 1 else None)
 
 
 def _mark_inflections(
@@ -111,7 +112,7 @@ def _mark_inflections(
         lo = inf.ci_low if inf.ci_low > 0 else result.budgets[0]
         ax.errorbar([inf.b_inf], [y], xerr=[[max(inf.b_inf - lo, 0.0)], [max(inf.ci_high - inf.b_inf, 0.0)]],
                     fmt="D", color=colors[inf.system], ms=7, capsize=3,
-                    label=f"b_inf {plot_text(inf.system)} = {inf.b_inf:.3g}")
+                    label=f"b_inf {short_label(inf.system, 20)} = {inf.b_inf:.3g}")
 
 
 def plot_local_slopes(inflection: InflectionResult, *, ax: Axes | None = None) -> Axes:
@@ -130,5 +131,5 @@ def plot_local_slopes(inflection: InflectionResult, *, ax: Axes | None = None) -
     ax.set_xscale("log")
     ax.set_xlabel("budget (log scale)")
     ax.set_ylabel("Elo per decade")
-    ax.legend(fontsize=8)
+    legend_outside(ax, where="right")
     return ax

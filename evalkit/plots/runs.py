@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.plots._layout import legend_outside, short_label
 from evalkit.plots.stats import _ax
 
 __all__ = ["plot_pass_k", "plot_task_pass_rates"]
@@ -19,18 +20,27 @@ __all__ = ["plot_pass_k", "plot_task_pass_rates"]
 def plot_pass_k(table: pd.DataFrame, *, ax: Any = None) -> Any:
     """pass@k (solid) and pass^k (dashed) against k per system, with their intervals.
 
+    The legend, outside the plot, names each system by its colour and each metric by its line
+    style, drawn as the plot draws it (pass^k dashed).
+
     Parameters
     ----------
     table : DataFrame
         :func:`evalkit.stats.reliability.pass_k_table` output.
     """
+    from matplotlib.lines import Line2D
+
     ax = _ax(ax, (6.5, 4.0))
+    styles = (("pass@k", "-"), ("pass^k", "--"))
+    handles = []
     for i, (system, g) in enumerate(table.groupby("system", sort=True)):
-        colour = f"C{i}"
-        for metric, style in (("pass@k", "-"), ("pass^k", "--")):
+        colour = f"C{i % 10}"
+        for metric, style in styles:
             m = g[g["metric"] == metric].sort_values("k")
-            ax.plot(m["k"], m["estimate"], style, marker="o", ms=3, color=colour, label=f"{system} {metric}")
+            ax.plot(m["k"], m["estimate"], ls=style, marker="o", ms=3, color=colour)
             ax.fill_between(m["k"], m["ci_low"], m["ci_high"], color=colour, alpha=0.12, lw=0)
+        handles.append(Line2D([], [], color=colour, lw=6, alpha=0.6, label=short_label(system, 24)))
+    handles += [Line2D([], [], color="0.2", ls=style, lw=1.5, marker="o", ms=3, label=metric) for metric, style in styles]
     ax.set_xscale("log", base=2)
     ks = sorted(table["k"].unique())
     ax.set_xticks(ks)
@@ -38,7 +48,7 @@ def plot_pass_k(table: pd.DataFrame, *, ax: Any = None) -> Any:
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlabel("k (runs)")
     ax.set_ylabel("share of tasks")
-    ax.legend(fontsize=7, loc="best")
+    legend_outside(ax, where="right", handles=handles, handlelength=3.5)
     return ax
 
 
@@ -53,8 +63,8 @@ def plot_task_pass_rates(counts: pd.DataFrame, a: str, b: str, *, ax: Any = None
     ax.scatter(both[b] + jitter[:, 1], both[a] + jitter[:, 0], s=8 + 4 * runs.reindex(both.index).to_numpy(),
                alpha=0.6, color="C0")
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--")
-    ax.set_xlabel(f"{b}: pass rate per task")
-    ax.set_ylabel(f"{a}: pass rate per task")
+    ax.set_xlabel(f"{short_label(b, 24)}: pass rate per task")
+    ax.set_ylabel(f"{short_label(a, 24)}: pass rate per task")
     ax.set_xlim(-0.05, 1.05)
     ax.set_ylim(-0.05, 1.05)
     return ax

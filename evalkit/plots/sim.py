@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from evalkit.plots._layout import legend_outside
+
 __all__ = ["plot_level_curves", "plot_speedups", "plot_shares", "plot_width"]
 
 
@@ -43,7 +45,7 @@ def plot_level_curves(results, series: Mapping[str, str], *, metric: str = "cove
     ax.set_xlabel("time (t_mid, log scale)")
     ax.set_ylabel("coverage" if metric == "coverage" else "best score")
     ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=7)
+    legend_outside(ax, where="right", fontsize=7)
     return ax
 
 
@@ -60,7 +62,7 @@ def plot_speedups(results, series: Mapping[str, str], *, sizes: Sequence[int], m
     _plain_log_ticks(ax)
     ax.set_xlabel("agents")
     ax.set_ylabel(f"speedup at {level:.0%} {'coverage' if metric == 'coverage' else 'best score'}")
-    ax.legend(fontsize=7)
+    legend_outside(ax, where="right", fontsize=7)
     return ax
 
 
@@ -72,7 +74,7 @@ def plot_shares(results, *, sizes: Sequence[int], swarm: str = "standard", ax=No
     ax.set_xscale("log", base=2)
     ax.set_xlabel("agents")
     ax.set_ylabel("% of agent-time")
-    ax.legend(fontsize=7)
+    legend_outside(ax, where="right", fontsize=7)
     return ax
 
 
@@ -92,5 +94,5 @@ def plot_width(results, *, layers: Sequence[int], level: float = 0.9, mean_steps
     _plain_log_ticks(ax)
     ax.set_xlabel(f"steps per layer ({layers[0]} ... {layers[-1]} layers)")
     ax.set_ylabel(f"speedup at {level:.0%}")
-    ax.legend(fontsize=7)
+    legend_outside(ax, where="right", fontsize=7)
     return ax

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._escape import plot_text
+from evalkit._format import format_p
+from evalkit.plots._layout import MAX_ROWS, legend_outside, set_tick_labels, short_label
 
 __all__ = ["plot_forest", "plot_trial_means", "plot_task_differences"]
 
@@ -26,7 +27,8 @@ def _ax(ax: Any, size: tuple[float, float]) -> Any:
 def plot_forest(
     table: pd.DataFrame, *, estimate: str = "diff", low: str = "ci_low", high: str = "ci_high",
     label: str | None = None, reference: float | None = 0.0, highlight: str | None = "reject",
-    xlabel: str = "difference (a - b)", ax: Any = None,
+    xlabel: str = "difference (a - b)", ax: Any = None, max_rows: int = MAX_ROWS, hollow: str | None = None,
+    hollow_label: str = "", what: str = "rows", by: str = "order",
 ) -> Any:
     """Forest plot: one row per table row, point ``estimate`` with the interval [low, high].
 
@@ -34,34 +36,56 @@ def plot_forest(
     ----------
     table : DataFrame
         E.g. :attr:`evalkit.stats.PairwiseComparison.table` (columns ``a``, ``b`` give the
-        default labels ``"a vs b"``).
+        default labels ``"a − b"``).
     label : str, optional
-        Column with row labels.
+        Column with row labels (truncated to fit; the SVG keeps the full name as a tooltip).
     reference : float or None
         Vertical reference line (no effect).
     highlight : str or None
         Boolean column; True rows are drawn in a second colour (e.g. significant after
         the multiplicity correction).
+    max_rows : int
+        Draw the first ``max_rows`` rows (default 60); the title says how many of how many.
+    hollow : str or None
+        Boolean column; True rows are drawn with hollow markers, labelled ``hollow_label``
+        in the legend (e.g. preliminary rows).
+    what, by : str
+        How the title names the rows and their order when only the first ``max_rows`` are drawn.
     """
     t = table.dropna(subset=[estimate]).reset_index(drop=True)
-    labels = [plot_text(v) for v in (t[label].astype(str) if label else t["a"].astype(str) + " vs " + t["b"].astype(str))]
-    ax = _ax(ax, (6.5, max(2.0, 0.28 * len(t) + 1.0)))
+    total = len(t)
+    t = t.head(max_rows)
+    names = (t[label].astype(str) if label else t["a"].astype(str) + " − " + t["b"].astype(str)).tolist()
+    ax = _ax(ax, (6.5, max(2.2, 0.26 * len(t) + 1.2)))
     y = np.arange(len(t))[::-1]
     est = t[estimate].to_numpy(float)
     lo, hi = t[low].to_numpy(float), t[high].to_numpy(float)
     hot = t[highlight].fillna(False).to_numpy(bool) if highlight and highlight in t else np.zeros(len(t), bool)
+    empty = t[hollow].fillna(False).to_numpy(bool) if hollow and hollow in t else np.zeros(len(t), bool)
+    legend = bool(highlight and highlight in t and hot.any()) or bool(empty.any())
     for mask, colour, name in ((~hot, "#4c72b0", "not significant"), (hot, "#c44e52", "significant (adjusted)")):
-        if mask.any():  # the interval as drawn, even where it excludes the estimate (percentile bootstrap)
-            ax.hlines(y[mask], lo[mask], hi[mask], color=colour, lw=1.2)
-            ax.plot(np.r_[lo[mask], hi[mask]], np.r_[y[mask], y[mask]], "|", color=colour, ms=5)
-            ax.plot(est[mask], y[mask], "o", ms=4, color=colour, label=name if highlight and highlight in t else None)
+        if not mask.any():
+            continue
+        # the interval as drawn, even where it excludes the estimate (percentile bootstrap): one collection each
+        ax.hlines(y[mask], lo[mask], hi[mask], color=colour, lw=1.2)
+        ax.plot(np.r_[lo[mask], hi[mask]], np.r_[y[mask], y[mask]], "|", color=colour, ms=5)
+        full, thin = mask & ~empty, mask & empty
+        tag = name if highlight and highlight in t and hot.any() else None
+        if full.any():
+            ax.plot(est[full], y[full], "o", ms=4, color=colour, label=tag)
+        if thin.any():
+            ax.plot(est[thin], y[thin], "o", ms=4, mfc="white", color=colour, label=hollow_label or None)
     if reference is not None:
         ax.axvline(reference, color="grey", lw=0.8, ls="--")
     ax.set_yticks(y)
-    ax.set_yticklabels(labels, fontsize=7)
-    ax.set_xlabel(xlabel)
-    if highlight and highlight in t and hot.any():
-        ax.legend(fontsize=7, loc="best")
+    set_tick_labels(ax, "y", names, fontsize=7)
+    ax.set_ylim(-0.7, len(t) - 0.3)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.tick_params(axis="x", labelsize=8)
+    if total > len(t):
+        ax.set_title(f"the first {len(t)} of {total} {what} by {by}; all are in the table", fontsize=8)
+    if legend:
+        legend_outside(ax, where="right")
     return ax
 
 
@@ -81,10 +105,10 @@ def plot_trial_means(unit: Any, *, ax: Any = None) -> Any:
         ax.errorbar([k + 0.22], [m.estimate], yerr=[[m.estimate - lo], [hi - m.estimate]], fmt="s", color="#4c72b0",
                     capsize=3, zorder=3)
     ax.set_xticks([0, 1])
-    ax.set_xticklabels([plot_text(unit.b), plot_text(unit.a)], fontsize=8)
+    set_tick_labels(ax, "x", [unit.b, unit.a], fontsize=8)
     ax.set_xlim(-0.5, 1.6)
     ax.set_ylabel("trial mean (over tasks)")
-    ax.set_title(f"trial as unit: Welch p = {unit.trial_level.pvalue:.3g}", fontsize=9)
+    ax.set_title(f"trial as unit: Welch p = {format_p(unit.trial_level.pvalue)}", fontsize=9)
     return ax
 
 
@@ -99,9 +123,12 @@ def plot_task_differences(unit: Any, *, ax: Any = None) -> Any:
     colours = np.where(d > 0, "#55a868", np.where(d < 0, "#c44e52", "#888888"))
     ax.bar(np.arange(d.size), d.to_numpy(), color=colours)
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xticks(np.arange(d.size))
-    ax.set_xticklabels([plot_text(t) for t in d.index.astype(str)], rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel(f"task mean: {plot_text(unit.a)} - {plot_text(unit.b)}")
+    if d.size <= MAX_ROWS:  # a label per task while they fit; beyond, the bars alone (tasks in the table)
+        ax.set_xticks(np.arange(d.size))
+        set_tick_labels(ax, "x", list(d.index.astype(str)), width=20, rotation=60, ha="right", fontsize=7)
+    else:
+        ax.set_xlabel(f"{d.size} tasks, sorted by difference")
+    ax.set_ylabel(f"task mean: {short_label(unit.a, 16)} − {short_label(unit.b, 16)}", fontsize=8)
     s = unit.task_sign
-    ax.set_title(f"task as unit: {s.wins} W / {s.losses} L / {s.ties} T, sign test p = {s.pvalue:.3g}", fontsize=9)
+    ax.set_title(f"task as unit: {s.wins} W / {s.losses} L / {s.ties} T, sign test p = {format_p(s.pvalue)}", fontsize=9)
     return ax

@@ -13,10 +13,11 @@ import numpy as np
 import pandas as pd
 
 from evalkit.budget import allocate_sessions, elo_curves, inflection_point
-from evalkit.report.document import Block, ReportContext, Section, Table, Text
+from evalkit.report.document import Block, ReportContext, Section, Table, Text, plain
 from evalkit.stats import compare_systems
 
-__all__ = ["final_scores", "prepare_curves", "curves_section", "budget_order_section", "BUDGET_SECTIONS"]
+__all__ = ["final_scores", "prepare_curves", "curves_section", "budget_order_section", "BUDGET_SECTIONS",
+           "inflection_findings", "leader_at_budget"]
 
 
 def final_scores(traces: pd.DataFrame, budget: float) -> pd.DataFrame:
@@ -70,6 +71,7 @@ def curves_section(ctx: ReportContext) -> Section | None:
                                                "repeated sampling (dashed), with the scaling inflection points, and "
                                                "joint Elo of all systems; bands: session-bootstrap percentile "
                                                f"intervals ({r['self_elo'].confidence_level:.0%}).")
+    inflection_findings(ctx, r["inflection"], r["budget"], level=r["self_elo"].confidence_level)
     rows = []
     for system, inf in r["inflection"].items():
         k = allocate_sessions(r["budget"], inf.b_inf) if np.isfinite(inf.b_inf) and inf.b_inf > 0 else None
@@ -92,6 +94,39 @@ def curves_section(ctx: ReportContext) -> Section | None:
     return Section("Elo per budget", tuple(blocks))
 
 
+def inflection_findings(ctx: ReportContext, inflection: dict, budget: float, *, level: float = 0.95,
+                        section: str = "Elo per budget") -> None:
+    """A finding per system with a scaling inflection point: ``b_inf`` with its interval and the
+    number of independent sessions it implies at the budget."""
+    from evalkit._format import format_estimate
+
+    for system, inf in inflection.items():
+        if not (np.isfinite(inf.b_inf) and inf.b_inf > 0):
+            continue
+        k = allocate_sessions(budget, inf.b_inf)
+        ctx.headline.finding(
+            f"**{plain(system)}** stops gaining 400 Elo per decade at b_inf = "
+            f"{format_estimate(inf.b_inf, inf.ci_low, inf.ci_high, level=level)}: at the budget B = {budget:.4g}, "
+            f"K = {k} independent session{'s' if k != 1 else ''} of B/K beat one.",
+            section=section, severity="high", source="budget")
+
+
+def leader_at_budget(ctx: ReportContext, last: pd.DataFrame, *, section: str = "Systems at the budget") -> None:
+    """The leader on joint Elo at the budget, with its interval and its margin over the runner-up."""
+    from evalkit._format import format_estimate
+
+    top = last.sort_values("elo", ascending=False).reset_index(drop=True)
+    if len(top) < 2:
+        return
+    a, b = top.iloc[0], top.iloc[1]
+    overlap = bool(a["ci_low"] <= b["ci_high"])
+    ctx.headline.finding(
+        f"At the budget, **{plain(a['system'])}** leads on joint Elo: {format_estimate(a['elo'], a['ci_low'], a['ci_high'])}"
+        f", {a['elo'] - b['elo']:+.0f} Elo over **{plain(b['system'])}** "
+        f"({'the intervals overlap' if overlap else 'the intervals do not overlap'}).",
+        section=section, severity="high", source="budget")
+
+
 def budget_order_section(ctx: ReportContext) -> Section | None:
     """Joint Elo of each system at the budget and paired tests of the final scores over tasks."""
     r = ctx.results
@@ -102,6 +137,7 @@ def budget_order_section(ctx: ReportContext) -> Section | None:
     if r.get("joint_elo") is not None:
         c = r["joint_elo"].curve
         last = c.loc[c.groupby("system")["budget"].idxmax(), ["system", "budget", "elo", "ci_low", "ci_high"]]
+        leader_at_budget(ctx, last)
         blocks += [Text("Joint Elo of each system at its last checkpoint, with its session-bootstrap interval, "
                         "best first:"),
                    Table(last.sort_values("elo", ascending=False), floatfmt=".4g", csv="tables/order_at_budget.csv")]
@@ -117,13 +153,19 @@ def budget_order_section(ctx: ReportContext) -> Section | None:
                               adjust=p.get("adjust", "holm"), alpha=p.get("alpha", 0.05),
                               family="final best score, task means")
         ctx.results["final_tests"] = cmp
+        from evalkit.report.findings import comparison_findings
+
+        comparison_findings(ctx.headline, cmp.table, section="Systems at the budget", alpha=p.get("alpha", 0.05),
+                            level=p.get("confidence_level", 0.95), adjust=p.get("adjust", "holm"), unit="tasks",
+                            n_col="n_items", what="best score at B", max_pairs=1, source="budget")
         t = labelled_pairs(cmp.table[["a", "b", "n_items", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
                                       "effect_size", "pvalue", "pvalue_adjusted", "reject"]])
         method = cmp.multiplicity.description if cmp.multiplicity is not None else "no pair testable"
         blocks += [Text(f"Best score at B = {r['budget']:.4g}, paired over tasks (task means over sessions; candidate "
                         "− baseline, the baseline being the system that comes first in the session table; "
                         f"{cmp.test}; {method}). Sessions without a submission by B: {scores.attrs['missing']}."),
-                   Table(t, floatfmt=".4g", csv="tables/final_score_tests.csv")]
+                   Table(t, floatfmt=".4g", csv="tables/final_score_tests.csv",
+                         key=("a", "b", "diff", "ci_low", "ci_high", "n_items", "pvalue", "pvalue_adjusted", "reject"))]
     if not blocks:
         return None
     return Section("Systems at the budget", tuple(blocks))

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 
 from evalkit._errors import list_ids
-from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, table_rows
+from evalkit._format import format_p
+from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
 from evalkit.stats.power import cluster_design
 from evalkit.stats.reliability import reliability
 from evalkit.stats.runs import compare_runs
@@ -80,6 +81,11 @@ def comparison_section(ctx: ReportContext) -> Section | None:
                        rng=ctx.seed)
     ctx.results["pairwise"] = res  # the methods section lists its multiplicity family
     t = res.table
+    from evalkit.report.findings import comparison_findings
+
+    comparison_findings(ctx.headline, t, section="Paired comparison over shared tasks", alpha=p.get("alpha", 0.05),
+                        level=p.get("confidence_level", 0.95), adjust=p.get("adjust", "holm"), unit="tasks",
+                        n_col="n_tasks", what="mean per-task difference", source="compare")
     cols = [c for c in ("a", "b", "n_tasks", "only_a", "only_b", "runs_a", "runs_b", "mean_a", "mean_b", "diff",
                         "se", "df", "ci_low", "ci_high", "test", "pvalue", "pvalue_adjusted", "reject", "note")
             if c in t.columns]
@@ -97,7 +103,9 @@ def comparison_section(ctx: ReportContext) -> Section | None:
     if res.multiplicity is not None:
         blocks.append(Text(f"Multiplicity correction: {res.multiplicity.description}."))
     blocks.append(Table(labelled_pairs(t[cols].rename(columns={"pvalue_adjusted": f"p_{p.get('adjust', 'holm')}"})),
-                        floatfmt=".4g", csv="tables/run_comparisons.csv", data=labelled_pairs(t)))
+                        floatfmt=".4g", csv="tables/run_comparisons.csv", data=labelled_pairs(t),
+                        key=("baseline", "candidate", DIFF_LABEL, "ci_low", "ci_high", "n_tasks", "pvalue",
+                             f"p_{p.get('adjust', 'holm')}", "reject")))
     if "ci_low" in t and t["ci_low"].notna().any():
         from evalkit.plots.stats import plot_forest
 
@@ -135,6 +143,12 @@ def reliability_section(ctx: ReportContext) -> Section | None:
                                           more_than_noise=("more_than_noise", "sum"),
                                           mean_flip_rate=("flip_rate", "mean")).reset_index()
     flagged = flaky[flaky["more_than_noise"]].sort_values(["system", "pvalue"])
+    for r in summary.itertuples():
+        if r.more_than_noise:
+            ctx.headline.caveat(f"{int(r.more_than_noise)} of {int(r.tasks)} tasks of {plain(r.system)} flip between runs "
+                                f"more than a {rel.noise:g} glitch rate explains (exact binomial, BH): their outcome "
+                                "depends on the run, not only on the system.",
+                                section="Reliability across runs", severity="low", source="reliability")
     v = rel.variance
     lines = []
     for r in table_rows(v):
@@ -142,7 +156,7 @@ def reliability_section(ctx: ReportContext) -> Section | None:
             lines.append(f"{r.system}: {r.note}.")
             continue
         lines.append(f"{r.system}: {r.icc:.0%} of the outcome variance is task-to-task, {1 - r.icc:.0%} run-to-run "
-                     f"(F = {r.F:.3g}, p = {r.pvalue:.3g} against pure binomial noise). SE of the mean {r.se_mean:.3g}; "
+                     f"(F = {r.F:.3g}, p = {format_p(r.pvalue)} against pure binomial noise). SE of the mean {r.se_mean:.3g}; "
                      f"twice the tasks -> {r.se_2x_tasks:.3g}, twice the runs -> {r.se_2x_runs:.3g}: per run spent, "
                      f"new tasks buy {r.tasks_vs_runs:.3g}x the precision of more runs of the same tasks.")
     return Section("Reliability across runs", (
@@ -188,7 +202,7 @@ def plan_section(ctx: ReportContext) -> Section | None:
     ))
 
 
-from evalkit.report.tasks import labelled_pairs, per_task_section, score_section  # noqa: E402
+from evalkit.report.tasks import DIFF_LABEL, labelled_pairs, per_task_section, score_section  # noqa: E402
 
 COMPARE_SECTIONS = (runs_section, comparison_section, score_section, per_task_section, reliability_section,
                     plan_section)

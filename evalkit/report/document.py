@@ -20,12 +20,20 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from evalkit.report.headline import Headline
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalkit._progress import ProgressFn
 
 __all__ = ["Text", "Bullets", "Table", "Figure", "Block", "Section", "ReportContext", "plain", "table_rows", "PLAIN_OPEN",
-           "PLAIN_CLOSE"]
+           "PLAIN_CLOSE", "FILTER_ROWS"]
+
+#: HTML tables with more rows than this get a filter box.
+FILTER_ROWS = 10
 
 #: Private-use characters delimiting a literal value inside a Text/Bullets string (see :func:`plain`).
 PLAIN_OPEN, PLAIN_CLOSE = "\ue000", "\ue001"
@@ -58,9 +66,19 @@ class Table:
     """A table; ``csv`` is a file under ``tables/`` holding ``data`` (the full, unrenamed table;
     default ``frame``).
 
-    Numbers are formatted per column (:func:`evalkit.report.render.format_column`): counts as
-    integers, Elo to one decimal, p-values in scientific notation below 1e-4, other floats
-    with ``floatfmt``; ``formats`` maps a column to its own format spec (e.g. ``".2f"``).
+    Numbers are formatted per column (:func:`evalkit.report.render.format_column`): counts and
+    ranks as integers, Elo and its interval to one decimal, p-values as the text prints them
+    (:func:`evalkit._format.format_p`), other floats with four significant digits for the
+    column's largest value and the same decimals on every row; ``formats`` maps a column to its
+    own format spec (e.g. ``".2f"``).
+
+    ``key`` names the key columns (rank, name, estimate, interval, n, verdict): the HTML shows
+    them first, the other columns in a collapsed "all columns" table below, and Markdown shows
+    the key table with the full one in a ``<details>`` block. ``tag`` names a text column whose
+    non-empty values are shown as a tag next to the row's name (e.g. ``"preliminary"`` for thin
+    rows) and mark the row. HTML tables sort by a click on a column header and, above
+    :data:`FILTER_ROWS` rows, filter by a text box (a small inline script; without JavaScript
+    the table reads as is).
     """
 
     frame: pd.DataFrame
@@ -69,15 +87,19 @@ class Table:
     csv: str | None = None
     data: pd.DataFrame | None = None
     formats: dict[str, str] | None = None
+    key: tuple[str, ...] | None = None
+    tag: str | None = None
 
 
 @dataclass(frozen=True)
 class Figure:
     """A PNG under the report folder (``path`` is relative to it, e.g. ``figures/x.png``); the
-    caption (plain text) says what the figure shows."""
+    caption (plain text) says what the figure shows. ``full`` is its full-size vector version
+    (SVG; shortened labels carry their full name as a tooltip), which the page links to."""
 
     path: str
     caption: str
+    full: str | None = None
 
 
 Block = Text | Bullets | Table | Figure
@@ -124,6 +146,12 @@ class ReportContext:
     params : dict
         Options of the run (alpha, confidence_level, adjust, pairs, test, seed, ...); section
         builders read theirs from here and may add what they computed under ``results``.
+    headline : Headline
+        The report's headline: a builder adds its key findings and caveats here
+        (``ctx.headline.finding(...)``, see :mod:`evalkit.report.headline`).
+    progress : callable or None
+        ``progress(stage, done, total)`` for long steps (bootstraps, permutations); pass it to
+        any library function that takes ``progress=``.
     """
 
     out_dir: Path
@@ -133,25 +161,42 @@ class ReportContext:
     params: dict[str, Any] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     missing_glyphs: list[str] = field(default_factory=list)
+    headline: Headline = field(default_factory=Headline)
+    progress: ProgressFn | None = None
 
     @property
     def seed(self) -> int:
         return int(self.params.get("seed", 0))
 
-    def save_figure(self, ax_or_fig: Any, name: str, caption: str) -> Figure:
-        """Save a matplotlib Axes/Figure as ``figures/<name>.png``, return the block.
+    def save_figure(self, ax_or_fig: Any, name: str, caption: str, *, svg: bool = True) -> Figure:
+        """Save a matplotlib Axes/Figure as ``figures/<name>.png`` (and, with ``svg``, the
+        full-size ``figures/<name>.svg`` the page links to) and return the block.
 
         Characters that no installed font could draw are listed in the caption (and in
         ``missing_glyphs``), so the report says when a label shows boxes."""
-        from evalkit.plots._fonts import save_png
+        from evalkit.plots._fonts import save_png, save_svg
 
         fig = ax_or_fig.figure if hasattr(ax_or_fig, "figure") and not hasattr(ax_or_fig, "savefig") else ax_or_fig
         folder = self.out_dir / "figures"
         folder.mkdir(parents=True, exist_ok=True)
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
         missing = save_png(fig, folder / f"{safe}.png", tight=True, dpi=120, metadata={"Software": None})
+        full = None
+        if svg:
+            save_svg(fig, folder / f"{safe}.svg")
+            full = f"figures/{safe}.svg"
+        _close(fig)
         if missing:
             self.missing_glyphs.extend(ch for ch in missing if ch not in self.missing_glyphs)
             shown = " ".join(f"U+{ord(ch):04X}" for ch in missing)
             caption = f"{caption} (no installed font has the characters {shown}; they are drawn as boxes.)"
-        return Figure(path=f"figures/{safe}.png", caption=caption)
+        return Figure(path=f"figures/{safe}.png", caption=caption, full=full)
+
+
+def _close(fig: Any) -> None:
+    """Forget a figure that a caller made with pyplot (a plain ``Figure`` needs nothing)."""
+    import sys
+
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:  # a no-op for a figure pyplot does not manage
+        plt.close(fig)

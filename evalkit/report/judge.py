@@ -17,7 +17,9 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from evalkit._format import format_count, format_p
 from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
+from evalkit.report.headline import Headline
 from evalkit.stats.judges import (
     POSITION_FORMATS,
     agreement_table,
@@ -29,7 +31,8 @@ from evalkit.stats.judges import (
     self_rating_warnings,
 )
 
-__all__ = ["SmallClusterWarning", "judge_section", "judge_warnings", "cluster_warning", "MIN_CLUSTERS"]
+__all__ = ["SmallClusterWarning", "judge_section", "judge_warnings", "cluster_warning", "MIN_CLUSTERS",
+           "position_findings", "self_preference_findings"]
 
 MIN_CLUSTERS = 30
 
@@ -66,7 +69,7 @@ def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
         share = r.left_share if side != "right" else 1 - r.left_share
         test, _, ci_name = str(r.test).partition(", ")
         line = (f"**{plain(r.judge)}** favours the **{side}** answer: {share:.1%} of {decisive} decisive votes "
-                f"({r.ties} ties left out), {test} p = {r.pvalue:.2g}; left share {r.left_share:.3f} "
+                f"({r.ties} ties left out), {test} p = {format_p(r.pvalue)}; left share {r.left_share:.3f} "
                 f"({level:.0%} {ci_name.removesuffix(' interval')} {r.ci_low:.3f}..{r.ci_high:.3f})")
         if not pd.isna(r.adj_odds_left):
             line += (f"; position-adjusted odds of the left answer between equals {r.adj_odds_left:.3g} "
@@ -101,6 +104,43 @@ def _self_lines(table: pd.DataFrame, judges: list[str]) -> list[str]:
     return out
 
 
+def position_findings(headline: Headline, table: pd.DataFrame, *, alpha: float = 0.05,
+                      section: str = "Judge diagnostics") -> None:
+    """A finding per judge: its position bias with the share, the decisive votes and the p-value
+    (high severity when significant at ``alpha``)."""
+    for r in table_rows(table):
+        if pd.isna(r.pvalue):
+            continue
+        decisive = int(r.left + r.right)
+        side = r.favours if r.pvalue < alpha else ("right" if r.left_share < 0.5 else "left")
+        share = r.left_share if side == "left" else 1 - r.left_share
+        if r.pvalue < alpha:
+            headline.finding(f"Judge **{plain(r.judge)}** favours the **{side}** answer: {share:.1%} of "
+                             f"{format_count(decisive)} decisive votes, exact binomial p = {format_p(r.pvalue)}.",
+                             section=section, severity="high", source="judge")
+        else:
+            headline.finding(f"Judge **{plain(r.judge)}** shows no significant position bias: {share:.1%} of "
+                             f"{format_count(decisive)} decisive votes went to the {side} answer, p = {format_p(r.pvalue)}.",
+                             section=section, severity="low", source="judge")
+
+
+def self_preference_findings(headline: Headline, table: pd.DataFrame, *, section: str = "Judge diagnostics") -> None:
+    """A finding per judge that is also a contestant: its own model's win rate in the games it
+    judged, its rank, and the rating without the judge's votes when other votes exist."""
+    for r in table_rows(table):
+        text = (f"Judge **{plain(r.judge)}** rates its own model **{plain(r.model)}**: a win rate of "
+                f"{r.judge_win_rate:.1%} in the {format_count(r.games_judged)} games it judged")
+        if not pd.isna(r.elo_all):
+            text += f" (rank {int(r.rank_all)} of {int(r.n_models_all)} with all votes)"
+        if pd.isna(r.elo_without):
+            text += ("; with no other judge's votes, self-preference cannot be separated from quality "
+                     "(add another judge's log of the same pairs).")
+        else:
+            text += (f"; without its votes the model ranks {int(r.rank_without)} of {int(r.n_models_without)} "
+                     f"(Elo {r.elo_without:.0f}, {r.ci_low_without:.0f} to {r.ci_high_without:.0f}).")
+        headline.finding(text, section=section, severity="high", source="judge")
+
+
 def judge_section(ctx: ReportContext) -> Section | None:
     """Judge diagnostics: position bias, self-preference, agreement (see the module docstring)."""
     frame = ctx.comparisons
@@ -120,6 +160,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
     if positions:
         pos = position_bias_table(frame, panels, level=level)
         results["position_bias"] = pos
+        position_findings(ctx.headline, pos, alpha=float(ctx.params.get("alpha", 0.05)))
         blocks += [Text("**Position bias.** `player_a` is the answer shown first (left). Exact binomial test of left "
                         "wins among decisive votes, or, when several votes fall on one comparison (the same item "
                         "and pair), a CR1 t-test clustered by comparison: those votes are not independent (the "
@@ -145,6 +186,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
         blocks.append(Text(f"Position bias: not tested — the answer order is not known for format {fmt!r}."))
     selfp = self_preference_table(frame, panels, level=level)
     results["self_preference"] = selfp
+    self_preference_findings(ctx.headline, selfp)
     blocks.append(Bullets(tuple(_self_lines(selfp, judges))))
     if not selfp.empty:
         blocks.append(Table(selfp, floatfmt=".4g", csv="tables/self_preference.csv"))
@@ -165,7 +207,7 @@ def judge_warnings(frame: pd.DataFrame, fmt: str | None, *, judge: str | None = 
     out = []
     if fmt in POSITION_FORMATS:
         pos = position_bias_table(frame, panels)
-        for r in pos.dropna(subset=["pvalue"]).itertuples():
+        for r in table_rows(pos.dropna(subset=["pvalue"])):
             if r.pvalue < alpha:
                 out.append(position_warning(r.judge, r.left, r.right, r.pvalue, str(r.test).split(",")[0]))
     players = sorted(set(frame["player_a"]) | set(frame["player_b"]))

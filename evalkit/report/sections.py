@@ -60,33 +60,47 @@ def inputs_section(ctx: ReportContext) -> Section | None:
     return Section("Inputs", (Bullets(tuple(items)),))
 
 
+#: Key columns of the leaderboard table (the rest are in its "all columns" table).
+LEADERBOARD_KEY = ("rank", "model", "elo", "ci_low", "ci_high", "rank_low", "rank_high", "n")
+
+
 def leaderboard_section(ctx: ReportContext) -> Section | None:
-    """Bradley-Terry Elo leaderboard with intervals (evalkit.ratings.leaderboard)."""
+    """Bradley-Terry Elo leaderboard with intervals (evalkit.ratings.leaderboard); thin rows
+    (fewer than :data:`evalkit.plots._layout.THIN_N` comparisons) are tagged *preliminary*."""
     if ctx.comparisons is None:
         return None
     from evalkit.ratings import leaderboard
+    from evalkit.report.findings import THIN_N, leaderboard_findings, thin_mask
 
     p = ctx.params
     has_items = "item" in ctx.comparisons and ctx.comparisons["item"].notna().all()
     if has_items and p.get("n_resamples", 200) > 0:
         table = leaderboard(ctx.comparisons, interval="bootstrap", cluster="item", n_resamples=p.get("n_resamples", 200),
-                            rng=ctx.seed, confidence_level=p["confidence_level"])
+                            rng=ctx.seed, confidence_level=p["confidence_level"], progress=ctx.progress)
     else:
         table = leaderboard(ctx.comparisons, confidence_level=p["confidence_level"])
     ctx.results["leaderboard"] = table
+    thin_n = int(p.get("thin_n", THIN_N))
+    leaderboard_findings(ctx.headline, table, section="Leaderboard", thin_n=thin_n,
+                         cluster="item" if has_items and p.get("n_resamples", 200) > 0 else None)
     from evalkit.plots.ratings import plot_leaderboard
 
-    ax = plot_leaderboard(table)
+    ax = plot_leaderboard(table, thin_n=thin_n)
     fig = ctx.save_figure(ax, "leaderboard", "Bradley-Terry Elo rating of each model (dot), best first, with its "
-                                             f"{table.attrs.get('interval', 'confidence')} interval (whiskers).")
+                                             f"{table.attrs.get('interval', 'confidence')} interval (whiskers); "
+                                             f"hollow: preliminary (fewer than {thin_n} comparisons).")
     text = (f"Bradley-Terry ratings on the Elo scale (ties: {table.attrs.get('ties', 'half')}); interval: "
             f"{table.attrs.get('interval', '')}. Fit converged: {table.attrs.get('converged', 'n/a')}. "
-            f"Ranks: {table.attrs.get('ranks', '')}; tie_group: models not distinguishable from their group's best.")
+            f"Ranks: {table.attrs.get('ranks', '')}; tie_group: models not distinguishable from their group's best. "
+            f"Rows tagged *preliminary* rest on fewer than {thin_n} comparisons.")
     if has_items and p.get("n_resamples", 200) > 0:
         from evalkit.report.judge import cluster_warning
 
         text += " " + (cluster_warning(ctx.comparisons["item"].nunique(), "The bootstrap over items") or "")
-    return Section("Leaderboard", (Text(text), Table(table, floatfmt=".4g", csv="tables/leaderboard.csv"), fig))
+    shown = table.copy()
+    shown["flag"] = np.where(thin_mask(shown["n"], thin_n), "preliminary", "")
+    return Section("Leaderboard", (Text(text), Table(shown, floatfmt=".4g", csv="tables/leaderboard.csv",
+                                                      key=LEADERBOARD_KEY, tag="flag"), fig))
 
 
 def win_rate_section(ctx: ReportContext) -> Section | None:
@@ -133,6 +147,14 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
                                adjust=p["adjust"], alpha=p["alpha"], confidence_level=p["confidence_level"],
                                cluster=cluster)
     ctx.results["head_to_head"] = (table, mult)
+    if mult is not None and "reject" in table and len(table):
+        from evalkit.report.findings import ADJUST_NAMES
+
+        n_sig = int(table["reject"].fillna(False).astype(bool).sum())
+        ctx.headline.finding(f"Direct games: {n_sig} of {int(table['pvalue'].notna().sum())} tested pairs of the top "
+                             f"players differ significantly after {ADJUST_NAMES.get(p['adjust'], p['adjust'])} "
+                             f"(alpha = {p['alpha']:g}).",
+                             section="Head-to-head tests", severity="low", source="head-to-head")
     if mult is None:
         return Section("Head-to-head tests", (Text("No pair among the players shown has integral direct game counts "
                                                    "to test (see the notes)."), Table(table)))
@@ -146,13 +168,16 @@ def head_to_head_section(ctx: ReportContext) -> Section | None:
                 "that met on a single item are not testable." if cluster else "")),
         Text(f"Multiplicity correction: {mult.description}."),
         Table(table.rename(columns={"pvalue_adjusted": f"p_{p['adjust']}"}), floatfmt=".4g",
-              csv="tables/head_to_head.csv", data=table),
+              csv="tables/head_to_head.csv", data=table,
+              key=("a", "b", "win_rate", "ci_low", "ci_high", "wins_a", "wins_b", "ties", "pvalue", f"p_{p['adjust']}",
+                   "reject")),
     ]
     from evalkit.plots.stats import plot_forest
 
     shown = table.dropna(subset=["win_rate"])
     if len(shown):
-        ax = plot_forest(shown.head(40), estimate="win_rate", reference=0.5, xlabel="win rate of a against b (ties as half)")
+        ax = plot_forest(shown, estimate="win_rate", reference=0.5, xlabel="win rate of a against b (ties as half)",
+                         max_rows=40, what="pairs")
         blocks.append(ctx.save_figure(ax, "head_to_head", "Head-to-head win rates with Wilson intervals; red: "
                                                           f"significant after {p['adjust']}."))
     return Section("Head-to-head tests", tuple(blocks))
@@ -176,11 +201,15 @@ def pairwise_section(ctx: ReportContext) -> Section | None:
                           confidence_level=p["confidence_level"])
     ctx.results["pairwise"] = res
     t = res.table
-    from evalkit.report.tasks import labelled_pairs
+    from evalkit.report.findings import comparison_findings
+    from evalkit.report.tasks import DIFF_LABEL, labelled_pairs
 
+    comparison_findings(ctx.headline, t, section="Paired comparisons on shared items", alpha=p["alpha"],
+                        level=p["confidence_level"], adjust=p["adjust"], unit="items", n_col="n_items",
+                        what="mean difference", source="pairwise")
     show = labelled_pairs(t[["a", "b", "n_items", "only_a", "only_b", "mean_a", "mean_b", "diff", "ci_low", "ci_high",
                              "effect_size", "pvalue", "pvalue_adjusted", "reject", "note"]].rename(
-        columns={"effect_size": "d_z", "pvalue_adjusted": f"p_{p['adjust']}", "n_items": "n_items"}))
+        columns={"effect_size": "d_z", "pvalue_adjusted": f"p_{p['adjust']}"}))
     blocks: list = [Text(
         f"Each pair is compared on the items both systems were scored on: mean difference candidate − baseline "
         f"(the baseline is the system that appears first in the table) with a "
@@ -192,13 +221,15 @@ def pairwise_section(ctx: ReportContext) -> Section | None:
     untested = t[t["note"].fillna("") != ""]
     if len(untested):
         blocks.append(Text(f"{len(untested)} pairs could not be tested (see the note column) and are not in the family."))
-    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv", data=labelled_pairs(t)))
+    blocks.append(Table(show, floatfmt=".4g", csv="tables/pairwise.csv", data=labelled_pairs(t),
+                        key=("baseline", "candidate", DIFF_LABEL, "ci_low", "ci_high", "n_items", "pvalue",
+                             f"p_{p['adjust']}", "reject")))
     from evalkit.plots.stats import plot_forest
 
     tested = t.dropna(subset=["diff"])
     if len(tested):
-        ax = plot_forest(tested.head(40).assign(pair=tested["a"].astype(str) + " − " + tested["b"].astype(str)),
-                         label="pair", xlabel="mean difference on shared items (candidate − baseline)")
+        ax = plot_forest(tested.assign(pair=tested["a"].astype(str) + " − " + tested["b"].astype(str)), label="pair",
+                         xlabel="mean difference on shared items (candidate − baseline)", max_rows=40, what="pairs")
         more = f" (first 40 of {len(tested)})" if len(tested) > 40 else ""
         blocks.append(ctx.save_figure(ax, "pairwise", f"Paired differences with {p['confidence_level']:.0%} t intervals"
                                                       f"{more}; red: significant after {p['adjust']}."))
@@ -229,6 +260,14 @@ def unit_section(ctx: ReportContext) -> Section | None:
             Text(f"**{plain(pair[1])}** (candidate) vs **{plain(pair[0])}** (baseline): not testable on these scores. "
                  f"{plain(exc)}"),))
     ctx.results["unit"] = u
+    if not u.agree:
+        from evalkit._format import format_p
+
+        ctx.headline.caveat(f"For **{plain(u.a)}** − **{plain(u.b)}** the trial-level test (Welch p = "
+                            f"{format_p(u.trial_level.pvalue)}) and the task-level tests (sign test p = "
+                            f"{format_p(u.task_sign.pvalue)}, paired t p = {format_p(u.task_paired_t.pvalue)}) disagree: "
+                            "generalise to new tasks only from the task level.",
+                            section="Unit of analysis: trials or tasks?", source="unit")
     from evalkit.plots.stats import plot_task_differences, plot_trial_means
 
     f1 = ctx.save_figure(plot_trial_means(u), "unit_trials", "Trial means of each system (grey) with the mean and "
@@ -252,7 +291,8 @@ def unit_section(ctx: ReportContext) -> Section | None:
                  f"the trial-level test detects d >= {mde_trial:.2f} (in units of the run-to-run SD).")
     return Section("Unit of analysis: trials or tasks?", (
         Text(f"**{plain(u.a)}** (candidate) vs **{plain(u.b)}** (baseline){note}, differences candidate − baseline."),
-        Table(table, floatfmt=".4g", csv="tables/unit_of_analysis.csv"),
+        Table(table, floatfmt=".4g", csv="tables/unit_of_analysis.csv",
+              key=("unit", "test", "n", "estimate", "ci_low", "ci_high", "pvalue", "significant")),
         Text(plain(u.verdict)), Text(plain(u.explanation)), power, f1, f2,
     ))
 

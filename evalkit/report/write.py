@@ -312,13 +312,15 @@ def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn |
     """Write the report's files into an existing ``folder`` and return its ``run.json`` record
     (without the file manifest: :func:`write_report` adds that, last)."""
     from evalkit import __version__
+    from evalkit.report.findings import read_caveats
 
     out = Path(folder)
     run_params = spec.run_params()
-    ctx = ReportContext(out_dir=out, params={**run_params, **dict(spec.params or {})})
+    ctx = ReportContext(out_dir=out, params={**run_params, **dict(spec.params or {})}, progress=progress)
     tick(progress, "read inputs", 0, 1)
     inputs = _load_inputs(spec, ctx)
     tick(progress, "read inputs", 1, 1)
+    read_caveats(ctx.headline, [r for r in ctx.read_reports if hasattr(r, "dropped")])
     sections = spec.sections
     if sections is None:
         from evalkit.report.budget import BUDGET_SECTIONS
@@ -336,8 +338,11 @@ def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn |
             "No installed font could draw these characters of the data, so the figures show them as boxes "
             "(install a font with wider coverage, e.g. Debian's fonts-noto-cjk): "
             + ", ".join(f"{plain(ch)} (U+{ord(ch):04X})" for ch in ctx.missing_glyphs) + "."),)))
-    files = write_documents(out, spec.title, built, preamble=preamble, raw_csv=spec.raw_csv)
-    figures = [f.path for s in built for f in s.figures]
+    files = write_documents(out, spec.title, built, preamble=preamble, raw_csv=spec.raw_csv, headline=ctx.headline)
+    figures = [p for s in built for f in s.figures for p in (f.path, f.full) if p]
+    from evalkit.report.headline import resolve_sections
+
+    ids = resolve_sections([(s.title, s.id) for s in built])
     extra = {k: v for k, v in dict(spec.params or {}).items() if _jsonable(v)}
     return {
         "evalkit_version": __version__,
@@ -347,6 +352,7 @@ def build_report(spec: ReportSpec, folder: str | Path, *, progress: ProgressFn |
         "seed": int(spec.rng),
         "parameters": {**run_params, **extra},
         "inputs": inputs,
+        "headline": ctx.headline.to_records(ids=ids),
         "sections": [s.title for s in built],
         "outputs": [p.name for p in files] + figures,
     }
