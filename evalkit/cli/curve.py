@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit._errors import list_ids
 from evalkit.cli._common import add_common
 from evalkit.cli._flags import add_n_resamples, add_rng
 from evalkit.cli._logs import (
@@ -87,6 +86,8 @@ def read_sessions(args: argparse.Namespace, paths: list[str], *, by: str = "syst
 
 def require_budgets(traces: pd.DataFrame, unit: str) -> None:
     """An Elo-per-budget curve needs every submission's budget: say which logs lack it and what works."""
+    from evalkit._errors import list_ids
+
     missing = traces["budget"].isna()
     if not missing.any():
         return
