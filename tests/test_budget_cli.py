@@ -65,7 +65,7 @@ def test_plot_elo_curves_draws_reference_and_inflection(tmp_path):
     infl = [inflection_point(res, system=s) for s in res.systems]
     fig, ax = plt.subplots()
     assert plot_elo_curves(res, ax=ax, inflection=infl) is ax
-    labels = [line.get_label() for line in ax.get_lines()]
+    labels = [" ".join(str(line.get_label()).split()) for line in ax.get_lines()]  # legend labels may wrap
     assert "400 Elo / decade (repeated sampling)" in labels
     ref = next(line for line in ax.get_lines() if line.get_label().startswith("400"))
     x, y = ref.get_data()

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from evalkit.metrics import frontier, hal_frontier, pareto_set, read_prices, read_run_table
+from evalkit.metrics._frontier import bootstrap_frontier
 from evalkit.metrics.cost import apply_prices
-from evalkit.metrics.frontier import bootstrap_frontier
 
 ROOT = Path(__file__).resolve().parents[1]
 # HAL's compute_pareto_frontier (fsndzomga/hal-frontend @ e15c50e, utils/pareto.py) run by

@@ -152,9 +152,13 @@ def test_weight_two_equals_every_row_twice(interval, cluster, ties):
     once = leaderboard(base, interval=interval, cluster=cluster, ties=ties, n_resamples=200, rng=3)
     if interval != "bootstrap":
         # twice the rows: Wald intervals narrower by sqrt(2); clustered, the copies share their
-        # cluster (perfectly dependent), so the cluster-robust interval does not move
+        # cluster (perfectly dependent), so the cluster-robust meat does not move and only CR1's
+        # (N - 1) / (N - K) factor does (statsmodels' cov_cluster uses the same factor), with
+        # K = 4 free strengths of 5 players, plus Davidson's tie parameter
         ratio = (once["ci_high"] - once["ci_low"]) / (twice["ci_high"] - twice["ci_low"])
-        np.testing.assert_allclose(ratio, 1.0 if cluster else np.sqrt(2), rtol=1e-6)
+        n, k = len(base), 4 + (ties == "davidson")
+        cr1 = np.sqrt(((n - 1) / (n - k)) / ((2 * n - 1) / (2 * n - k)))
+        np.testing.assert_allclose(ratio, cr1 if cluster else np.sqrt(2), rtol=1e-6)
 
 
 def test_non_integer_weights_keep_the_total_weight_in_a_replicate():

@@ -105,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from evalkit.cli._logs import cli_remedies
+    from evalkit.metrics._frontier import frontier
     from evalkit.metrics.cost import available_usage
-    from evalkit.metrics.frontier import frontier
 
     ui = args.ui
     for flag, value in (("--out", args.out), ("--plot", args.plot)):

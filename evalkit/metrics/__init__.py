@@ -24,10 +24,10 @@ _EXPORTS: dict[str, str] = {
     "efficiency": "cost",
     "read_prices": "cost",
     "usage_table": "cost",
-    "FrontierResult": "frontier",
-    "frontier": "frontier",
-    "hal_frontier": "frontier",
-    "pareto_set": "frontier",
+    "FrontierResult": "_frontier",  # the function frontier() would be shadowed by a module of that name
+    "frontier": "_frontier",  # the function frontier() would be shadowed by a module of that name
+    "hal_frontier": "_frontier",  # the function frontier() would be shadowed by a module of that name
+    "pareto_set": "_frontier",  # the function frontier() would be shadowed by a module of that name
     "DoublingTime": "horizon",
     "HorizonResult": "horizon",
     "doubling_time": "horizon",
@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
+    from evalkit.metrics._frontier import FrontierResult, frontier, hal_frontier, pareto_set
     from evalkit.metrics._logistic import LogisticFit, fit_penalised_logistic
     from evalkit.metrics._read import read_horizon_runs, read_minutes, read_run_table
     from evalkit.metrics.completion import (
@@ -53,7 +54,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         read_prices,
         usage_table,
     )
-    from evalkit.metrics.frontier import FrontierResult, frontier, hal_frontier, pareto_set
     from evalkit.metrics.horizon import (
         DoublingTime,
         HorizonResult,

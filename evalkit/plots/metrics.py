@@ -15,7 +15,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalkit.metrics.frontier import FrontierResult
+    from evalkit.metrics._frontier import FrontierResult
     from evalkit.metrics.horizon import HorizonResult
 
 __all__ = ["plot_horizon_curves", "plot_horizon_trend", "plot_frontier"]

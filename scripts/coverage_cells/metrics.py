@@ -15,7 +15,7 @@ log-normal token counts it covers 0.918-0.932 at 20 tasks (a percentile bootstra
 the delta method's 0.939-0.967, and 0.950 at 80 (``python scripts/coverage_cells/metrics.py``); the 20-task cells are marked and evalkit warns when the
 bootstrap is chosen with fewer than 40 tasks.
 
-**Frontier probabilities.** What evalkit claims (``evalkit.metrics.frontier``): the systems whose
+**Frontier probabilities.** What evalkit claims (``evalkit.metrics.frontier()``): the systems whose
 frontier probability is at least 1 - level form a confidence set for the true frontier. So a
 replicate *covers* when every system on the true frontier (of the population accuracies and mean
 costs) has probability >= 0.05; the width is the size of the set. Five systems, one dominated
@@ -36,9 +36,9 @@ from functools import partial
 
 import numpy as np
 
+from evalkit.metrics._frontier import bootstrap_frontier, on_frontier
 from evalkit.metrics.completion import _bootstrap_split, _ratio_ci, _wilson, shapley_split
 from evalkit.metrics.cost import _bootstrap_ratio, paired_ratio_interval, ratio_interval
-from evalkit.metrics.frontier import bootstrap_frontier, on_frontier
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(80)
 _GH_W = _GH_W / _GH_W.sum()
