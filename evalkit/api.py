@@ -544,7 +544,7 @@ def significance_report(
     >>> out = tempfile.mkdtemp() + "/seed002"
     >>> r = evalkit.significance_report(out, scores=data_file("seed002/scores.csv"))
     >>> r  # doctest: +ELLIPSIS
-    Report('...seed002': 3 sections, 1 tables, 0 figures)
+    Report('...seed002': 5 sections, 3 tables, 2 figures)
     >>> r.table("unit_of_analysis")[["unit", "pvalue"]].round(4)
         unit  pvalue
     0  trial  0.0055
