@@ -173,6 +173,9 @@ def _lm_eval(path: Path, max_chars: int) -> Iterator[Transcript]:
     task, system = _task_name(path), _model_name(results_for(path)[0], path)  # the run with the same timestamp
     m = LM_EVAL_SAMPLES.match(path.name)
     run = m.group("date") if m else path.stem
+    from evalkit.io._json import check_file
+
+    check_file(path, "jsonl")  # bounded size, line length and nesting, as evalkit's own lm-eval reader
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
@@ -195,6 +198,9 @@ def _lm_eval(path: Path, max_chars: int) -> Iterator[Transcript]:
 
 def _events(path: Path, max_chars: int) -> Iterator[Transcript]:
     runs: dict[tuple[str, str, str], list[str]] = {}
+    from evalkit.io._json import check_file
+
+    check_file(path, "jsonl")  # bounded size, line length and nesting before the lines are parsed
     with open(path, encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
