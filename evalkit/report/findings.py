@@ -137,10 +137,17 @@ def leaderboard_findings(headline: Headline, table: Any, attrs: Mapping[str, Any
     n_boot, n_bad = attrs.get("n_resamples", attrs.get("n_boot")), attrs.get("n_degenerate")
     if n_boot and n_bad:
         share = n_bad / n_boot
-        headline.caveat(f"{format_count(n_bad)} of {format_count(n_boot)} bootstrap replicates had no finite ratings "
-                        f"(a model never won or never lost in them) and were left out: the intervals rest on "
-                        f"{format_count(n_boot - n_bad)}.", section=section,
-                        severity="high" if share > 0.1 else "medium", source=source)
+        if attrs.get("fallback"):  # the leaderboard used the sandwich instead, and says why
+            text = str(attrs["fallback"])
+        elif attrs.get("degenerate_handling") == "penalise":
+            text = (f"{format_count(n_bad)} of {format_count(n_boot)} bootstrap replicates had no finite ratings "
+                    "(a model never won or never lost in them) and were refitted with a small L2 penalty: all "
+                    f"{format_count(n_boot)} are kept.")
+        else:
+            text = (f"{format_count(n_bad)} of {format_count(n_boot)} bootstrap replicates had no finite ratings "
+                    f"(a model never won or never lost in them) and were left out: the intervals rest on "
+                    f"{format_count(n_boot - n_bad)}.")
+        headline.caveat(text, section=section, severity="high" if share > 0.1 else "medium", source=source)
     g = attrs.get("n_clusters")
     if g is not None and int(g) < MIN_CLUSTERS:
         unit = f"clusters of {plain(repr(cluster))}" if cluster else "clusters"
