@@ -122,9 +122,11 @@ def _reported_text(entries: list[dict]) -> str:
 
 
 def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Sequence[str], *,
-                 cluster: str | None, title: str = "score of each run", before: tuple[str, Any] | None = None) -> Any:
+                 cluster: str | None, title: str = "score of each run", before: tuple[str, Any] | None = None,
+                 after: dict[str, tuple[str, Any]] | None = None) -> Any:
     """Score each system alone (:func:`evalkit.stats.score.score_runs`) and print the table (after the
-    ``before`` table, e.g. compare's pairs: ``(title, table)``), as one result (one JSON object with --json)."""
+    ``before`` table, e.g. compare's pairs: ``(title, table)``, and before the ``after`` tables, e.g. cost and
+    efficiency: ``{json key: (title, table)}``), as one result (one JSON object with --json)."""
     from evalkit.stats.score import score_runs
 
     res = score_runs(outcomes, cluster=cluster, confidence_level=args.confidence_level,
@@ -153,6 +155,8 @@ def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Seq
            "task, else t or CR1 clustered)"] = keys["scores"] = table
     if res.pass_k is not None and len(res.pass_k):
         titled["pass@k and pass^k (unbiased, averaged over tasks with at least k runs)"] = keys["pass_k"] = res.pass_k
+    for key, (t, tab) in (after or {}).items():
+        titled[t] = keys[key] = tab
     if args.ui.json:
         args.ui.result(keys if len(keys) > 1 else table)
     else:

@@ -506,7 +506,9 @@ def _names(inputs: object) -> str:
     return ", ".join(repr(str(i)) for i in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
-_KEEP = (*USAGE_COLUMNS, "total_time", "status", "model", "input", "api_calls")
+#: The token split of a session, kept for pricing (evalkit.metrics.cost.apply_prices, --prices).
+_SPLIT = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_KEEP = (*USAGE_COLUMNS, *_SPLIT, "total_time", "status", "model", "input", "api_calls")
 
 
 def session_outcomes(traces: pd.DataFrame, *, by: str | Sequence[str] = ()) -> pd.DataFrame:
@@ -518,8 +520,9 @@ def session_outcomes(traces: pd.DataFrame, *, by: str | Sequence[str] = ()) -> p
     -------
     pandas.DataFrame
         ``system, task, session, score, budget`` (budget at the final submission), ``by``
-        columns, then those of ``tokens, tokens_total, cost, time, total_time, status, model,
-        input, api_calls`` the table has.
+        columns, then those of ``tokens, tokens_total, cost, time, input_tokens, output_tokens,
+        cache_read_tokens, cache_write_tokens, total_time, status, model, input, api_calls`` the
+        table has.
     """
     keep = [by] if isinstance(by, str) else list(by)
     keep = [c for c in keep if c in traces.columns and c not in ("system", "task", "session", "score", "budget")]
