@@ -17,45 +17,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalkit.io.logs import run_names
+
 __all__ = ["read_runs", "run_names", "print_scores", "labelled_pairs", "DIFF_LABEL", "add_score_arguments"]
 
 DIFF_LABEL = "diff (candidate − baseline)"  # the same header as evalkit.report.tasks.DIFF_LABEL
-
-
-def _path_name(run: str) -> str:
-    p = Path(run)
-    return (p.stem if p.is_file() else p.name) or run
-
-
-def run_names(outcomes: Any, runs: Sequence[str], names: str | None) -> dict[str, str]:
-    """RUN -> system name (see the module docstring)."""
-    if names is not None:
-        given = [n.strip() for n in names.split(",")]
-        if len(given) != len(runs):
-            raise ValueError(f"--names gives {len(given)} names for {len(runs)} RUNs ({', '.join(runs)}).")
-        if len(set(given)) < len(given):
-            raise ValueError(f"--names must name each RUN differently; got {given}.")
-        return dict(zip(runs, given, strict=True))
-    out = {}
-    for r in runs:
-        models = sorted(set(outcomes.loc[outcomes["input"] == r, "system"].astype(str)))
-        out[r] = models[0] if len(models) == 1 else _path_name(r)
-    dup = _duplicates(out)
-    if dup:  # same name twice: add as much of each RUN's path as tells them apart (baseline/run-1, ...)
-        base = dict(out)
-        for k in range(1, 1 + max(len(Path(r).with_suffix("").parts) for r in dup)):
-            tags = {r: "/".join(Path(r).with_suffix("").parts[-k:]) for r in dup}
-            out = {r: (f"{base[r]} ({tags[r]})" if r in dup else v) for r, v in out.items()}
-            if not _duplicates(out):
-                break
-    return out
-
-
-def _duplicates(names: dict[str, str]) -> set[str]:
-    count: dict[str, int] = {}
-    for v in names.values():
-        count[v] = count.get(v, 0) + 1
-    return {r for r, v in names.items() if count[v] > 1}
 
 
 def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, cluster: str | None = None,
@@ -84,7 +50,7 @@ def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, 
         outcomes["system"] = outcomes[key].astype(str)
         order = list(dict.fromkeys(outcomes["system"]))
     else:
-        names = run_names(outcomes, runs, getattr(args, "names", None))
+        names = run_names(outcomes, runs, getattr(args, "names", None), what="--names")
         outcomes["system"] = outcomes["input"].map(names)
         order = [names[r] for r in runs]
     read = {"files": traces.attrs.get("files", {}), "skipped": traces.attrs.get("skipped", []),
