@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalkit.budget import CurveResult, InflectionResult
     from evalkit.io.report import ReadReport
+    from evalkit.metrics.cost import EfficiencyResult
     from evalkit.stats.runs import RunComparison
     from evalkit.studies.fig11 import Figure11Config
 
@@ -218,6 +219,18 @@ class Comparison:
 
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
+
+    def efficiency(self, *, prices: Any = None, method: str = "delta", per: Sequence[str] | None = None,
+                   n_resamples: int = 2000, rng: RNGLike = 0) -> EfficiencyResult:
+        """What each system spent and its score per token and per dollar, with the paired ratios candidate /
+        baseline of this comparison's pairs, as ``evalkit compare`` prints them
+        (:func:`evalkit.metrics.efficiency`; ``prices``: dollars per million input, output and cache tokens
+        per model, for logs that record tokens only; ``method``: "delta" or "bootstrap")."""
+        from evalkit.metrics.cost import efficiency
+
+        pairs = list(zip(self.table["baseline"], self.table["candidate"], strict=True))
+        return efficiency(self.outcomes, prices=prices, method=method, per=per, pairs=pairs,
+                          confidence_level=self.confidence_level, n_resamples=n_resamples, rng=rng)
 
 
 def compare_runs(

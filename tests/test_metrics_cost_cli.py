@@ -132,6 +132,19 @@ def test_compare_prices_token_only_logs_and_pins_efficiency_to_numpy(compared) -
     assert run["parameters"]["ratio_interval"] == "delta" and run["parameters"]["prices"].endswith("prices.csv")
 
 
+def test_the_api_comparison_gives_the_cli_efficiency(compared) -> None:
+    """``compare_runs(...).efficiency(prices=...)``: the same systems, pairs and numbers as ``evalkit compare``."""
+    import evalkit
+
+    _, cli, _ = compared
+    c = evalkit.compare_runs(RUNS / "baseline", RUNS / "candidate", n_resamples=199)
+    e = c.efficiency(prices={"mockllm/model": {"input": PRICE_IN, "output": PRICE_OUT}})
+    want = pd.DataFrame(cli["efficiency_pairs"])
+    assert e.pairs[["baseline", "candidate"]].to_numpy().tolist() == want[["baseline", "candidate"]].to_numpy().tolist()
+    assert e.pairs["ratio"].tolist() == pytest.approx(want["ratio (candidate / baseline)"].tolist(), rel=1e-12)
+    assert e.pairs["ci_high"].tolist() == pytest.approx(want["ci_high"].tolist(), rel=1e-12)
+
+
 def test_compare_bootstrap_ratio_interval_is_named_and_reproducible(compared, tmp_path, capsys) -> None:
     _, delta, _ = compared
     args = ["compare", str(RUNS / "baseline"), str(RUNS / "candidate"), "--ratio-interval", "bootstrap",
