@@ -253,3 +253,26 @@ def test_prices_where_they_cannot_apply_exit_2(tmp_path, capsys) -> None:
     assert main(["score", str(lm), "--prices", str(prices)]) == 2
     err = capsys.readouterr().err
     assert "needs input_tokens and output_tokens" in err and "--prices" in err
+
+
+def test_swe_agent_and_event_stream_keep_the_token_split() -> None:
+    """SWE-agent's tokens_sent / tokens_received are the input / output tokens: priced at GPT-4 Turbo's published
+    $10 / $30 per million (the trajectory's gpt4 run), they give the trajectory's own instance_cost. A JSONL event
+    stream's split is cumulated per session like its other usage."""
+    from evalkit.io.agent_logs import read_event_stream, read_swe_agent_traj
+    from evalkit.io.logs import session_outcomes
+    from evalkit.metrics.cost import with_usage
+
+    traj = ROOT / "tests" / "data" / "transcripts" / "swe_agent" / "pydicom__pydicom-1458.traj"
+    stats_ = json.loads(traj.read_text())["info"]["model_stats"]
+    runs = session_outcomes(read_swe_agent_traj(traj, resolved=True, system="gpt4"))
+    assert (runs["input_tokens"].iat[0], runs["output_tokens"].iat[0]) == (stats_["tokens_sent"],
+                                                                          stats_["tokens_received"])
+    priced = with_usage(runs.drop(columns="cost"), {"gpt4": {"input": 10, "output": 30}})
+    assert priced["cost"].iat[0] == pytest.approx(stats_["instance_cost"], rel=1e-12)  # 1.26719 dollars
+    events = pd.DataFrame({"system": ["s"] * 3, "session": ["x"] * 3, "task": ["t"] * 3,
+                           "input_tokens": [100, 200, 50], "output_tokens": [10, 20, 5],
+                           "cache_read_input_tokens": [0, 80, 0], "score": [None, None, 1.0]})
+    got = session_outcomes(read_event_stream(events))
+    assert got[["input_tokens", "output_tokens", "cache_read_tokens", "tokens"]].iloc[0].tolist() == [350, 35, 80,
+                                                                                                        385]
