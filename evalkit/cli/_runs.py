@@ -17,9 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalkit.io.logs import run_names
-
-__all__ = ["read_runs", "run_names", "print_scores", "labelled_pairs", "DIFF_LABEL", "add_score_arguments"]
+__all__ = ["read_runs", "print_scores", "labelled_pairs", "DIFF_LABEL", "add_score_arguments"]
 
 DIFF_LABEL = "diff (candidate − baseline)"  # the same header as evalkit.report.tasks.DIFF_LABEL
 
@@ -29,7 +27,10 @@ def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, 
     """One row per (system, task, run) with its final score and spend, what the reader counted, and the
     systems in RUN order."""
     from evalkit.cli._logs import read_log_inputs
-    from evalkit.io.logs import session_outcomes
+    from evalkit.io.logs import (  # pandas: when the command runs, not at --help
+        run_names,
+        session_outcomes,
+    )
 
     meta = tuple(c for c in (cluster, by) if c and c not in ("system", "input", "epoch"))
     traces = read_log_inputs(args, list(runs), metadata=meta)
