@@ -116,7 +116,29 @@ def _flaky_readme(tmp_path: Path, capsys) -> list[str]:
     return _caught(lambda: reliability(pd.DataFrame(rows)))
 
 
+def _row_bootstrap(tmp_path: Path, capsys) -> list[str]:
+    from coverage_cells._sim import draw_until, independent
+
+    from evalkit.ratings import leaderboard
+
+    frame = draw_until(np.random.default_rng(5), independent, 300)
+    return _caught(lambda: leaderboard(frame, interval="bootstrap", n_resamples=20, rng=0))
+
+
+def _head_to_head_15_items(tmp_path: Path, capsys) -> list[str]:
+    from evalkit.stats.headtohead import head_to_head
+
+    gen = np.random.default_rng(6)
+    frame = pd.DataFrame({"player_a": "a", "player_b": "b", "outcome": (gen.random(60) < 0.5).astype(float),
+                          "weight": 1.0, "item": np.repeat([f"q{k}" for k in range(15)], 4)})
+    return _caught(lambda: head_to_head(frame, cluster="item"))
+
+
 WARNINGS: dict[str, tuple[Callable[..., list[str]], str]] = {
+    "ratings|row bootstrap (leaderboard default n_boot 200)|independent, n=300":
+        (_row_bootstrap, "row bootstrap's intervals under-cover"),
+    "report|head-to-head CR1 t-test clustered by item, t(G-1)|60 games on 15 items, repeated verdicts, H0":
+        (_head_to_head_15_items, "as few as 15 clusters"),
     "ratings|CR1 sandwich Wald, t(G-1)|clustered, G=10, each item 3 of the 10 pairs":
         (lambda t, c: _partial_items_cli(t, c, bootstrap=False), "rest on only 10 clusters"),
     "ratings|cluster bootstrap (leaderboard, n_boot 200)|clustered, G=10, each item 3 of the 10 pairs":
