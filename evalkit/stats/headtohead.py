@@ -36,9 +36,11 @@ MIN_H2H_CLUSTERS = 30
 
 def _few_clusters(table: pd.DataFrame) -> str | None:
     """A warning text when some tested pair's cluster-robust test rests on fewer than 30 clusters."""
-    g = pd.to_numeric(table.get("n_clusters"), errors="coerce") if "n_clusters" in table else pd.Series(dtype=float)
+    if "n_clusters" not in table:
+        return None
+    g = pd.to_numeric(table["n_clusters"], errors="coerce").to_numpy(dtype=float)
     g = g[np.isfinite(g)]
-    if g.empty or g.min() >= MIN_H2H_CLUSTERS:
+    if g.size == 0 or g.min() >= MIN_H2H_CLUSTERS:
         return None
     return (f"The head-to-head cluster-robust tests rest on as few as {int(g.min())} clusters (fewer than "
             f"{MIN_H2H_CLUSTERS}): with 15 clusters the CR1 t(G - 1) test rejects 0.069 of the time under the null "
