@@ -185,3 +185,14 @@ def test_bootstrap_of_2000_replicates_shows_a_bar_on_a_tty_and_none_piped():
     piped = _stderr_of(cmd, tty=False)
     assert "read 30 rows" in piped  # the notes are there ...
     assert "bootstrap:" not in piped and "\r" not in piped and "it/s" not in piped  # ... and no bar
+
+
+def test_rate_prints_its_headline_before_the_leaderboard(capsys):
+    """Issue 24: the headline comes first in rate's terminal output, as in compare's and report's."""
+    assert main(["rate", str(Path(__file__).parents[1] / "data" / "llmfao" / "gpt4-comparisons.csv"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Headline\n- ")
+    head, table = out.split("| rank |", 1)
+    first_row = table.split("\n")[2].split("|")  # header, rule, then the best model's row
+    assert first_row[1].strip() == "1" and f"- {first_row[2].strip()} leads 70 models" in head
+    assert "rank interval is 1–" in head and "flagged preliminary" in head  # the leader, then the thin-row caveat
