@@ -30,3 +30,12 @@ def test_max_abs_t_is_the_direct_computation_bit_for_bit():
     ps = _PairStats(est, est + 0.3 * gen.normal(size=(300, 60)))
     direct = np.max(np.abs(ps.dev[:, ps.iu] - ps.dev[:, ps.ju]) / ps.safe, axis=1)
     assert np.array_equal(ps.max_abs_t(), direct)
+
+
+def test_max_abs_t_in_float32_from_many_players_is_float64_to_1e6():
+    n = CHOLESKY_MIN_PLAYERS
+    gen = np.random.default_rng(3)
+    est = gen.normal(size=n)
+    ps = _PairStats(est, est + 0.3 * gen.normal(size=(40, n)))
+    direct = np.array([np.max(np.abs(row[ps.iu] - row[ps.ju]) / ps.safe) for row in ps.dev])
+    np.testing.assert_allclose(ps.max_abs_t(), direct, rtol=1e-6)
