@@ -41,7 +41,7 @@ def test_final_scores_are_best_so_far_at_the_budget():
 
 def test_report_from_traces_has_curves_tests_and_every_figure(tmp_path):
     tr = _traces()
-    out = write_report(tmp_path / "r", traces=tr, curve_options={"grid": 2.0, "bootstrap": 30}, rng=3)
+    out = write_report(tmp_path / "r", traces=tr, curve_options={"grid": 2.0, "n_resamples": 30}, rng=3)
     md = (out / "report.md").read_text()
     html = (out / "report.html").read_text()
     for title in ("## Elo per budget", "## Systems at the budget", "## Unit of analysis"):

@@ -7,10 +7,23 @@ Elo = 1000 + (400 / ln 10) (theta - theta_anchor) with the first checkpoint as t
 Self-Elo rates one system alone from games between different sessions; joint Elo rates all
 systems together. Uncertainty: resample sessions with replacement within each
 (system, task), refit, percentile bands.
+
+The steps (:func:`elo_curves` builds a :class:`~evalkit.budget._spec.CurveSpec` and runs them):
+best-so-far values on the checkpoint grid (``_checkpoints``); session multiplicities of every
+replicate (``_multiplicities``); one fit per system (self) or one for all (joint), each counting
+its games in every replicate and fitting them (``_fit_parts``); warnings on ties and failed
+replicates; percentile bands; the result (``_result``). Counts are sufficient statistics: every
+replicate's counts are one matrix product of session multiplicities with per-task outcome blocks,
+and replicate fits are warm-started :func:`evalkit.ratings.fit_bt` calls after one batched existence
+check. On 4 systems x 14 tasks x 5 sessions x 19 checkpoints with 500 replicates this takes about
+1.3 s (self) and 1.7 s (joint) on 2 cores (``scripts/bench_budget.py``). In simulated studies of
+that design (Gumbel offsets, true 400 Elo/decade) the 95 % bands covered the true curve in 93-95 %
+of 60 studies.
 """
 
 from __future__ import annotations
 
+import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -135,8 +148,10 @@ def _fit_all(
     """Point estimate (replicate 0, strict) and warm-started replicate fits."""
     elo0, conv = fit_elo(counts.wins[0], counts.ties[0], anchors=anchors, ties_mode=ties, prior=prior)
     if not conv:
-        # stack: _fit_all < _run_fit < elo_curves < the caller of elo_curves
-        warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning, stacklevel=4)
+        # stack: _fit_all < _run_fit < <listcomp> (before Python 3.12) < _fit_parts < _elo_curves < elo_curves
+        # < its keyword-renaming wrapper < the caller
+        warnings.warn("The Bradley–Terry fit of the point estimate did not converge.", RuntimeWarning,
+                      stacklevel=_CALLER + 2 + (sys.version_info < (3, 12)))
     reps, failed = fit_elo_replicates(
         counts.wins[1:], counts.ties[1:], anchors=anchors, init_elo=elo0, ties_mode=ties, prior=prior
     )
@@ -229,7 +244,7 @@ def _warn_ties(shares: dict[str, float], threshold: float) -> None:
             "repeated sampling gains less (e.g. pass/fail at p=0.3: best-of-10 vs best-of-1 is "
             "282.8 Elo, not 400), so slopes and the inflection point are not comparable with it.",
             TiesWarning,
-            stacklevel=3,
+            stacklevel=_CALLER,
         )
 
 
@@ -253,7 +268,7 @@ def _warn_failed(failed: dict[str, int], bootstrap: int) -> None:
             f"Bootstrap replicates without a Bradley–Terry estimate ({txt} of {bootstrap}) were "
             "left out of the bands (consider prior=... or more sessions).",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=_CALLER,
         )
 
 
@@ -348,13 +363,7 @@ def elo_curves(
 
     Notes
     -----
-    Counts are sufficient statistics: every replicate's counts are one matrix product of
-    session multiplicities with per-task outcome blocks, and replicate fits are warm-started
-    :func:`evalkit.ratings.fit_bt` calls after one batched existence check. On 4 systems x 14
-    tasks x 5 sessions x 19 checkpoints with 500 replicates this takes about 1.3 s (self) and
-    1.7 s (joint) on 2 cores (``scripts/bench_budget.py``). In simulated studies of that design
-    (Gumbel offsets, true 400 Elo/decade) the 95 % bands covered the true curve in 93-95 % of
-    60 studies.
+    How it is computed, its speed and the bands' coverage: the module docstring.
 
     Examples
     --------
@@ -365,29 +374,45 @@ def elo_curves(
     ('self', ['group@4', 'pass@1'])
     """
     spec = CurveSpec(
-        mode=mode, grid=grid, budgets=None if budgets is None else np.asarray(budgets, dtype=float), start=start, stop=stop, n_resamples=n_resamples,
-        confidence_level=confidence_level, missing=missing, within_session=within_session,
-        ties=ties, prior=prior, higher_is_better=higher_is_better, anchor=anchor,
+        mode=mode, grid=grid, budgets=None if budgets is None else np.asarray(budgets, dtype=float), start=start,
+        stop=stop, n_resamples=n_resamples, confidence_level=confidence_level, missing=missing,
+        within_session=within_session, ties=ties, prior=prior, higher_is_better=higher_is_better, anchor=anchor,
         tie_warning=tie_warning,
     )
+    return _elo_curves(traces, spec, rng)
+
+
+#: Frames between a warning in :func:`_warn_ties` / :func:`_warn_failed` and the caller of
+#: :func:`elo_curves`: the helper, ``_elo_curves``, ``elo_curves``, its keyword-renaming wrapper.
+_CALLER = 5
+
+
+def _elo_curves(traces: pd.DataFrame | Checkpoints, spec: CurveSpec, rng: RNGLike) -> CurveResult:
+    """:func:`elo_curves` on a validated spec: grid, replicates, fits, warnings, bands, result."""
     ck = _checkpoints(traces, spec)
     systems = tuple(sorted(ck.sessions["system"].unique()))
-    mult = _multiplicities(ck.sessions, spec.n_resamples, rng)
-    fits = []
-    # a for loop, not a comprehension: before Python 3.12 a comprehension is one more frame,
-    # which would shift the stacklevel of _fit_all's warning away from our caller
-    for fit_systems, anchor_idx, name in _fit_plan(systems, ck.budgets.size, spec):
-        fits.append(_run_fit(ck, fit_systems, anchor_idx, name, spec, mult))
-    shares = {f.name: f.tie_share for f in fits}
-    _warn_ties(shares, spec.tie_warning)
+    fits = _fit_parts(ck, systems, spec, _multiplicities(ck.sessions, spec.n_resamples, rng))
+    _warn_ties({f.name: f.tie_share for f in fits}, spec.tie_warning)
     reps = np.concatenate([f.replicates for f in fits], axis=1)
     lo, hi = _bands(reps, spec, sum(f.elo.size for f in fits))
-    failed = {f.name: f.failed for f in fits}
-    _warn_failed(failed, spec.n_resamples)
+    _warn_failed({f.name: f.failed for f in fits}, spec.n_resamples)
+    return _result(ck, systems, fits, spec, reps, lo, hi)
+
+
+def _fit_parts(ck: Checkpoints, systems: tuple[str, ...], spec: CurveSpec, mult: np.ndarray) -> list[_FitPart]:
+    """One :class:`_FitPart` per fit of the plan (one per system in self mode, one in joint mode)."""
+    return [_run_fit(ck, fit_systems, anchor_idx, name, spec, mult)
+            for fit_systems, anchor_idx, name in _fit_plan(systems, ck.budgets.size, spec)]
+
+
+def _result(ck: Checkpoints, systems: tuple[str, ...], fits: list[_FitPart], spec: CurveSpec, reps: np.ndarray,
+            lo: np.ndarray, hi: np.ndarray) -> CurveResult:
+    """The :class:`CurveResult` of the fits and their bands."""
     return CurveResult(
         curve=_curve_frame(ck, systems, fits, lo, hi), mode=spec.mode, budgets=ck.budgets,
         anchors={s: f.anchor_budget for f in fits for s in f.systems}, replicates=reps,
-        failed=failed, confidence_level=spec.confidence_level, tie_share=shares, options=spec.options,
+        failed={f.name: f.failed for f in fits}, confidence_level=spec.confidence_level,
+        tie_share={f.name: f.tie_share for f in fits}, options=spec.options,
         converged={f.name: f.converged for f in fits},
         sessions_per_task={str(k): float(len(v) / np.sum(1.0 / v)) for k, v in
                            ck.sessions.groupby(["system", "task"]).size().groupby(level=0)},

@@ -119,10 +119,14 @@ class InflectionResult:
         any crossing would be one that noise picked; ``b_inf`` is NaN (see :attr:`note`). This is
         a test of "the slope is the reference over the whole range" whose error rate is the
         band's: a system at exactly 400 Elo/decade is called anything else in about 5 % of data
-        sets. The band is widened by ``sqrt(n / (n - 1))`` for the ``n`` sessions per task the
-        bootstrap resamples (its variance is ``(n - 1) / n`` of the unbiased one: 5 sessions make it
-        12 % too narrow). (Earlier versions required every *pointwise* interval to cover, and a system
-        at exactly 400/decade came out "crossed" in 13 of 40 seeds: ``scripts/coverage.py``.)
+        sets or fewer. The band is widened by ``t_q(n - 1) / z_q`` (``q = (1 + confidence_level) / 2``)
+        for the ``n`` sessions per task the bootstrap resamples: in the coverage study's design
+        (best-of-n at exactly 400/decade, 14 tasks x 5 sessions) the bootstrap SD of the local slope
+        is 1.08-1.36 times too small, more than the ``sqrt(n / (n - 1)) = 1.118`` of a bootstrap's
+        ``(n - 1) / n`` variance, which left the test rejecting in 11-17 % of data sets; ``t_q(4) / z_q
+        = 1.42`` brings that below 5 % (``scripts/coverage.py``, ``scripts/inflection_null.py``).
+        (Earlier versions required every *pointwise* interval to cover, and a system at exactly
+        400/decade came out "crossed" in 13 of 40 seeds.)
     slopes : pandas.DataFrame
         ``system, budget, slope, ci_low, ci_high`` (pointwise percentile interval) and ``band_low,
         band_high`` (the simultaneous band), in Elo per decade.
@@ -213,6 +217,17 @@ def simultaneous_band(estimate: np.ndarray, replicates: np.ndarray, level: float
     return low, high, c
 
 
+def _band_scale(n_sessions: float, level: float) -> float:
+    """``t_q(n - 1) / z_q``, ``q = (1 + level) / 2``: the band's small-sample widening for ``n`` sessions
+    per task (1 when ``n`` is unknown, infinite or at most 1)."""
+    if not np.isfinite(n_sessions) or n_sessions <= 1:
+        return 1.0
+    from scipy import stats
+
+    q = (1.0 + level) / 2.0
+    return float(stats.t.ppf(q, n_sessions - 1.0) / stats.norm.ppf(q))
+
+
 def inflection_point(
     result: CurveResult,
     *,
@@ -257,8 +272,7 @@ def inflection_point(
     reps = result.replicates[:, rows]
     rep_slopes = local_slopes(budgets, reps, window=window, align=align)
     s_lo, s_hi = _quantiles(rep_slopes, result.confidence_level)
-    n_s = float(result.sessions_per_task.get(system, np.inf))
-    scale = float(np.sqrt(n_s / (n_s - 1.0))) if np.isfinite(n_s) and n_s > 1 else 1.0
+    scale = _band_scale(float(result.sessions_per_task.get(system, np.inf)), result.confidence_level)
     b_lo, b_hi, crit = simultaneous_band(slope, rep_slopes, result.confidence_level, scale=scale)
     k = int(_last_above(budgets, slope, reference))
     defined = np.isfinite(b_lo) & np.isfinite(b_hi)

@@ -39,6 +39,8 @@ def prepare_curves(ctx: ReportContext) -> None:
     if "traces" not in r or {"self_elo", "joint_elo", "inflection", "budget"} <= set(r):
         return
     opts = dict(ctx.params.get("curve_options") or {})
+    if "bootstrap" in opts:  # elo_curves' deprecated name of n_resamples: pass the new one
+        opts.setdefault("n_resamples", opts.pop("bootstrap"))
     seed = ctx.seed
     tr = r["traces"]
     if "self_elo" not in r:

@@ -41,7 +41,8 @@ from evalkit.budget.sampling import pass_at_k
 from evalkit.stats._validate import check_confidence_level
 from evalkit.stats.multiplicity import adjust_pvalues
 
-__all__ = ["Reliability", "run_counts", "pass_k_table", "flaky_tasks", "variance_components", "reliability"]
+__all__ = ["Reliability", "run_counts", "pass_k_table", "flaky_tasks", "variance_components", "reliability",
+           "flaky_power_warning"]
 
 
 def run_counts(
@@ -269,6 +270,34 @@ class Reliability:
     confidence_level: float
 
 
+def flaky_power_warning(counts: pd.DataFrame, *, noise: float = 0.05, alpha: float = 0.05,
+                        power: float = 0.8) -> str | None:
+    """A warning text when the flaky-task test has less than ``power`` to flag a coin-flip task.
+
+    ``counts`` as :func:`run_counts` gives them (``system, task, n, c``); the design is each system's
+    fewest runs per task and its number of tasks (:func:`evalkit.stats.power.flaky_power`, BH over the
+    tasks). ``None`` when every system's design reaches ``power``.
+    """
+    from evalkit.stats.power import flaky_power, flaky_runs_needed
+
+    worst = None
+    for name, g in counts.groupby("system", sort=True):
+        runs, n_tasks = int(g["n"].min()), int(len(g))
+        if runs < 2:
+            continue
+        pw = flaky_power(runs, n_tasks=n_tasks, noise=noise, alpha=alpha)
+        if pw < power and (worst is None or pw < worst[0]):
+            worst = (pw, str(name), runs, n_tasks)
+    if worst is None:
+        return None
+    pw, name, runs, n_tasks = worst
+    need = flaky_runs_needed(n_tasks=n_tasks, power=power, noise=noise, alpha=alpha)
+    return (f"The flaky-task test has little power here: with {runs} runs per task and {n_tasks} tasks "
+            f"({name}) it flags a coin-flip task with probability {pw:.2f}, so a task it does not flag is not "
+            f"shown stable; {need if need is not None else 'more than 200'} runs per task reach {power:.0%} "
+            "(evalkit compare --plan).")
+
+
 def reliability(
     outcomes: pd.DataFrame, *, ks: Sequence[int] | None = None, threshold: float | None = None,
     noise: float = 0.05, alpha: float = 0.05, confidence_level: float = 0.95, system: str = "system",
@@ -291,6 +320,10 @@ def reliability(
         Column names.
     """
     counts = run_counts(outcomes, threshold=threshold, system=system, task=task, score=score)
+    if (note := flaky_power_warning(counts, noise=noise, alpha=alpha)) is not None:
+        import warnings
+
+        warnings.warn(note, UserWarning, stacklevel=2)
     return Reliability(
         counts=counts, pass_k=pass_k_table(counts, ks, confidence_level=confidence_level),
         flaky=flaky_tasks(counts, noise=noise, alpha=alpha), variance=variance_components(counts),

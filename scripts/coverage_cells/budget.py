@@ -35,7 +35,7 @@ def best_of_n_sessions(gen: np.random.Generator, n_tasks: int = 14, n_sessions: 
 
 def _inflection(gen: np.random.Generator, *, what: str) -> tuple[bool, float]:
     traces, cps = best_of_n_sessions(gen)
-    res = elo_curves(traces, mode="self", budgets=cps, bootstrap=200, rng=gen)
+    res = elo_curves(traces, mode="self", budgets=cps, n_resamples=200, rng=gen)
     status = inflection_point(res, system="pass@1").status
     return (status != "indistinguishable") if what == "any" else (status == "crossed"), float("nan")
 

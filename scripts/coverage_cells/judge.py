@@ -56,7 +56,7 @@ def _human_only(rng: np.random.Generator, *, n: int) -> tuple[bool, float]:
 
 CELLS: list[dict] = [
     {"family": "judge", "method": "betting CS, paired difference (any look)", "setting": "null, look every 20, n<=400",
-     "kind": "test", "nominal": 0.05, "draw": _sequential_null, "reps": 1000, "quick_reps": 20},
+     "kind": "test", "nominal": 0.05, "draw": _sequential_null, "reps": 2000, "quick_reps": 20},
 ]
 for _n, _N in ((100, 1000), (300, 3000)):
     CELLS += [
