@@ -90,7 +90,6 @@ def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcom
     dev = per_model(ww * (score - win_rate[model]) ** 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.where(n > 1, np.sqrt(dev / (n - 1) / n), np.nan)
-    pairs = np.unique(model * k + np.concatenate([b, a]))
     return {
         "model": np.array(players, dtype=object),
         "n": _maybe_int(n),
@@ -99,8 +98,26 @@ def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcom
         "ties": _maybe_int(per_model(ww * (score == 0.5))),
         "win_rate": win_rate,
         "standard_error": se,
-        "opponents": np.bincount(pairs // k, minlength=k),
+        "opponents": _opponents(model, np.concatenate([b, a]), k),
     }
+
+
+# Below this many players the distinct opponents are marked in a k x k boolean table (16 MB at
+# 4,096 players); above, the pair keys are sorted (a hash-based np.unique is ~6x slower).
+_MASK_MAX_PLAYERS = 4096
+
+
+def _opponents(model: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
+    """Number of distinct opponents of each of the ``k`` players (``model`` met ``other``)."""
+    key = model.astype(np.int64) * k + other
+    if k <= _MASK_MAX_PLAYERS:
+        met = np.zeros(k * k, dtype=bool)
+        met[key] = True
+        return met.reshape(k, k).sum(axis=1)
+    key.sort()
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    return np.bincount(key[first] // k, minlength=k)
 
 
 def infer_baseline(frame: pd.DataFrame) -> str:

@@ -208,11 +208,15 @@ def test_information_is_sparse_for_many_players():
                                atol=1e-12)
 
 
+@pytest.mark.parametrize("meat_fill", [0.05, 2.0])  # the meat multiplied dense (default here) / sparse
 @pytest.mark.parametrize("anchor", [None, "m7"])
 @pytest.mark.parametrize(("se", "cluster"), [("hessian", None), ("sandwich", None), ("sandwich", "item")])
-def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, monkeypatch):
+def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, meat_fill, monkeypatch):
     """The one-factorisation path (sparse information) gives the dense pseudo-inverse's intervals."""
+    import evalkit.ratings._large as large
     import evalkit.ratings._linalg as linalg
+
+    monkeypatch.setattr(large, "_DENSE_MEAT_FILL", meat_fill)
     from evalkit.ratings import elo_table, fit_bt
     from evalkit.ratings.counts import aggregate, as_cells
 

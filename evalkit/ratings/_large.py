@@ -27,6 +27,10 @@ if TYPE_CHECKING:
 __all__ = ["large_variances"]
 
 _BLOCK = 512
+# The meat is multiplied as a dense matrix when more than this share of its entries is filled
+# (and it has at most _DENSE_MEAT_MAX rows: 134 MB at 4,096).
+_DENSE_MEAT_FILL = 0.05
+_DENSE_MEAT_MAX = 4096
 
 
 def _grounded_factor(info) -> tuple[np.ndarray, np.ndarray]:
@@ -57,6 +61,10 @@ def large_variances(fit: BTFit, meat=None, *, anchor: int | None = None) -> np.n
         return lapack.dgetrs(lu, piv, rhs)[0]
 
     m = None if meat is None else meat.tocsr()[1:, 1:]
+    if m is not None and n <= _DENSE_MEAT_MAX and m.nnz > _DENSE_MEAT_FILL * (n - 1) ** 2:
+        # a dense-ish meat (2,000 players x 1e6 comparisons: 40 % of the pairs met) multiplies
+        # the column blocks ~2x faster by BLAS than by scipy's sparse kernel
+        m = m.toarray()
     diag = np.zeros(n)
     for start in range(0, n - 1, _BLOCK):
         stop = min(start + _BLOCK, n - 1)
