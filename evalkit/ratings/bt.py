@@ -9,7 +9,7 @@ estimate exist for any data.
 
 Newton's method on the concave log-likelihood converges quadratically: a fit takes
 4–8 iterations, each a ``bincount`` over the pairs and one linear solve with the weighted
-graph Laplacian (dense LU for up to 200 players, Jacobi-preconditioned conjugate gradients
+graph Laplacian (dense LU below 400 players, Jacobi-preconditioned conjugate gradients
 on the sparse Laplacian above).
 """
 
@@ -162,7 +162,8 @@ def _start(i: np.ndarray, j: np.ndarray, w: np.ndarray, lo: np.ndarray, n: int) 
 
 def _newton_bt(
     counts: PairCounts, ties: str, l2: float, tol: float, max_iter: int, init: np.ndarray | None
-) -> tuple[np.ndarray, int, bool, np.ndarray]:
+) -> tuple[np.ndarray, int, bool, np.ndarray, float, np.ndarray]:
+    """``(theta, n_iter, converged, information, loglik, gradient)`` by damped Newton."""
     n = counts.n_players
     i, j, w, lo = bt_data(counts, ties)
     tot = w + lo
@@ -196,7 +197,8 @@ def _newton_bt(
             break
     p = expit(theta[i] - theta[j])
     info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2, pattern=pattern)
-    return theta, it, converged, info
+    grad = pair_gradient(i, j, w - tot * p, n) - l2 * theta
+    return theta, it, converged, info, _bt_loglik(theta, i, j, w, lo), grad
 
 
 def _choix_bt(
@@ -252,19 +254,15 @@ def _fit_logistic(counts: PairCounts, ties: str, l2: float, tol: float, max_iter
     """Ties "half" / "drop": ``(theta, n_iter, converged, information, loglik, gradient)`` by
     Newton, or by choix (then judged converged by the gradient: choix reports no diagnostics)."""
     n = counts.n_players
-    if solver == "choix":
-        theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
-        i, j, w, lo = bt_data(counts, ties)
-        p = expit(theta[i] - theta[j])
-        info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
-    else:
-        theta, n_iter, converged, info = _newton_bt(counts, ties, l2, tol, max_iter, init)
+    if solver != "choix":
+        return _newton_bt(counts, ties, l2, tol, max_iter, init)
+    theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
     i, j, w, lo = bt_data(counts, ties)
-    loglik = _bt_loglik(theta, i, j, w, lo)
     p = expit(theta[i] - theta[j])
+    info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
+    loglik = _bt_loglik(theta, i, j, w, lo)
     grad = pair_gradient(i, j, w - (w + lo) * p, n) - l2 * theta
-    if solver == "choix":
-        converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
+    converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
     return theta, n_iter, converged, info, loglik, grad
 
 
