@@ -29,6 +29,7 @@ Run::
 
     python scripts/bench_command.py                       # 3 sizes x 3 peers, 7 pairs each
     python scripts/bench_command.py --sizes 200x1e7 --peers floor,choix -n 5
+    python scripts/bench_command.py --sizes 10000x1e6 --peers floor -n 3 --rate-args "--ties davidson"
 """
 
 from __future__ import annotations
@@ -116,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="20x1e5,200x1e6,2000x1e6", help="MODELSxROWS, comma-separated")
     ap.add_argument("--peers", default="floor,choix,evalica", help=f"of {', '.join(PEERS)}")
     ap.add_argument("-n", type=int, default=7, help="counted pairs per case (7)")
+    ap.add_argument("--rate-args", default="", help="extra arguments of `evalkit rate`, e.g. '--ties davidson'")
     args = ap.parse_args(argv)
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     print(f"load average (1 min) before: {load()}; {os.cpu_count()} CPUs; {args.n} pairs per case after a warm-up")
-    print("| models × rows | B (reads with DuckDB `GROUP BY`) | `evalkit rate FILE` s | B s | "
+    rate = " ".join(["`evalkit rate FILE", *args.rate_args.split()]) + "`"
+    print(f"| models × rows | B (reads with DuckDB `GROUP BY`) | {rate} s | B s | "
           "A ÷ B (median, range) | CPU A ÷ B | peak RSS MB A / B |")
     print("|---|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="bench_command_") as tmp:
@@ -127,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             models, rows = parse_size(size)
             path = Path(tmp) / f"arena_{models}_{rows}.parquet"
             generate(path, rows, models)
-            a = [*evalkit_command(), "rate", str(path)]
+            a = [*evalkit_command(), "rate", str(path), *args.rate_args.split()]
             for peer in peers:
                 b = [sys.executable, "-c", PEERS[peer], str(path)]
                 ra, rb = paired(a, b, args.n)

@@ -108,6 +108,51 @@ def test_dask_reads_fsspec_urls(tmp_path, glob, dask_client):  # noqa: F811
     assert dask.equals(duck) and rep.rows_read == rep2.rows_read == (n if glob else n // 2)
 
 
+def _cli_dask(path, client, capsys) -> tuple[int, str]:
+    from evalkit.cli import main
+
+    code = main(["rate", str(path), "--engine", "dask", "--scheduler", client.scheduler.address])
+    return code, capsys.readouterr().err.strip()
+
+
+def _no_client_read(*_args, **_kwargs):
+    raise AssertionError("the client read the file itself (a silent fallback)")
+
+
+def test_dask_workers_without_evalkit_fail_in_one_line(tmp_path, monkeypatch, capsys, dask_client):  # noqa: F811
+    """Workers that cannot import evalkit: the pre-flight probe (run on the real worker processes) makes
+    it a one-line error and exit 2, before any task is sent; the client reads nothing itself."""
+    import evalkit.engine._dask as dask_engine
+    import evalkit.engine.aggregate as agg
+
+    path = tmp_path / "v.csv"
+    path.write_text("left,right,winner\na,b,left\nb,a,left\n")
+    monkeypatch.setattr(dask_engine, "_PROBE", "import evalkit_not_installed_here")
+    monkeypatch.setattr(agg, "_pandas", _no_client_read)
+    code, err = _cli_dask(path, dask_client, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "2 of 2 Dask workers cannot run evalkit" in err and "ModuleNotFoundError" in err
+    assert "evalkit_not_installed_here" in err and "Traceback" not in err
+
+
+def test_a_failing_dask_worker_is_an_error_not_a_fallback(tmp_path, monkeypatch, capsys, dask_client):  # noqa: F811
+    """A failure of the cluster while the cells are computed (here a lost connection) is re-raised as one
+    line with exit 2: the client never reads the whole file itself."""
+    import evalkit.engine._dask as dask_engine
+    import evalkit.engine.aggregate as agg
+
+    def lost(*_args, **_kwargs):
+        raise OSError("Timed out trying to connect to tcp://127.0.0.1:1 after 30 s")
+
+    path = tmp_path / "v.csv"
+    path.write_text("left,right,winner\na,b,left\nb,a,left\n")
+    monkeypatch.setattr(dask_engine, "_dask_cells", lost)
+    monkeypatch.setattr(agg, "_pandas", _no_client_read)
+    code, err = _cli_dask(path, dask_client, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "The Dask cluster failed on" in err and "OSError: Timed out" in err and "nothing was read" in err
+
+
 def test_dask_without_a_scheduler_says_how(tmp_path, monkeypatch):
     monkeypatch.delenv("EVALKIT_DASK_SCHEDULER", raising=False)
     path = tmp_path / "v.csv"

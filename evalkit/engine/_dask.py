@@ -83,6 +83,42 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
                         per_row=max(1, len(spec.wins)))
 
 
+#: What every worker must be able to run: the partition reducer (checked before any task is sent).
+_PROBE = "import evalkit.io.fastpath"
+#: Seconds to wait for the scheduler to have a worker, and for the workers to answer the probe.
+PREFLIGHT_TIMEOUT = 30.0
+# Errors of the data (a file the Dask reader cannot parse): the pandas reader then names the problem
+# with its line. Anything else (a worker that died, cannot import a module, lost its connection) is
+# a failure of the cluster and is raised: never a silent read of the whole file on the client.
+_DATA_ERRORS = (ValueError, TypeError, KeyError)
+
+
+def preflight(client: Any, *, timeout: float = PREFLIGHT_TIMEOUT) -> None:
+    """Raise a one-line ValueError unless the cluster has workers and every one of them can import
+    evalkit's partition reducer (a worker without evalkit would otherwise fail each task, or hang)."""
+    import concurrent.futures
+
+    where = getattr(getattr(client, "scheduler", None), "address", None) or "the scheduler"
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, concurrent.futures.TimeoutError):
+        raise ValueError(f"The Dask cluster at {where} has no worker (waited {timeout:g} s): start workers "
+                         "(dask worker SCHEDULER) or use --engine duckdb.") from None
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:  # exec of an import: nothing of evalkit is unpickled on the worker to run the probe itself
+        got = pool.submit(client.run, exec, _PROBE, {}, on_error="return").result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        raise ValueError(f"The Dask workers at {where} did not answer in {timeout:g} s.") from None
+    finally:
+        pool.shutdown(wait=False)
+    bad = {addr: res for addr, res in got.items() if isinstance(res, BaseException)}
+    if bad:
+        addr, exc = next(iter(bad.items()))
+        raise ValueError(
+            f"{len(bad)} of {len(got)} Dask workers cannot run evalkit (worker {addr}: {type(exc).__name__}: "
+            f"{exc}); install evalkit[dask], the same version as here, in every worker's environment.")
+
+
 def dask_aggregate(
     source: str | Path | Sequence[str | Path], *, cluster: str | None, scheduler: str | Any | None,
     read: dict[str, Any], progress: ProgressFn | None = None, fast: bool = True,
@@ -97,6 +133,8 @@ def dask_aggregate(
         raise ImportError(_DASK_MISSING) from exc
     client, own = dask_client(scheduler)
     try:
+        if fast:
+            preflight(client)
         items = [str(source)] if isinstance(source, (str, Path)) else [str(s) for s in source]
         fmt = read.get("format")
         opts = {"columns": read.get("columns"), "outcome_map": read.get("outcome_map"),
@@ -106,10 +144,15 @@ def dask_aggregate(
         for k, item in enumerate(items):
             try:
                 res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast else None
-            except Exception:  # noqa: BLE001 - any failure: the pandas reader names the problem
+            except _DATA_ERRORS:  # a file Dask cannot parse: the pandas reader names the problem
                 if "://" in item:
                     raise
                 res = None
+            except Exception as exc:  # noqa: BLE001 - the cluster failed: say so, read nothing here
+                raise ValueError(f"The Dask cluster failed on {item} ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); "
+                                 "nothing was read on the client. Check the workers' logs, or use "
+                                 "--engine duckdb.") from exc
             if res is None:  # the pandas reader says what is wrong, with the line
                 res = _pandas(item, cluster, read)
             parts.append(res[0])
