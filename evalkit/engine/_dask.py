@@ -1,8 +1,9 @@
 """The Dask engine of :func:`~evalkit.engine.aggregate_comparisons`: cells per partition, on a cluster.
 
 Each partition of a ``dask.dataframe`` (Parquet, CSV or JSON Lines; local paths, globs or
-fsspec URLs) is reduced to cells by :func:`~evalkit.io.fastpath.partition_cells` on a worker;
-only the cells travel back and are summed here. Invalid rows are flagged in the cells and
+fsspec URLs) is reduced to cells by :func:`~evalkit.io.fastpath.partition_cells` on a worker,
+and the partial cells are summed on the workers too (:func:`combine_cells`, a tree of fan-in 8): the
+client receives one table of cells, never one per partition. Invalid rows are flagged in the cells and
 the file is then read by the pandas reader for the exact error (local files), as on DuckDB.
 """
 
@@ -52,6 +53,16 @@ def _frame(path: str):
                        blocksize=None if comp else 2**26, compression=comp), kind
 
 
+_FAN_IN = 8
+
+
+def combine_cells(parts: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
+    """Partial cells (of partitions, or of earlier combinations) summed into one table, on a worker."""
+    both = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    return both.groupby(keys, dropna=False, sort=False).agg(
+        weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
+
+
 def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
                 opts: dict[str, Any]) -> tuple[ComparisonCounts, ReadReport] | None:
     """Cells of one path computed on the cluster, or None when the pandas reader must read it."""
@@ -74,11 +85,11 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
         return None
     needed = spec.key_columns + [c for c in (spec.outcome, spec.weight) if c] + [c for c, _ in spec.wins]
     ddf = ddf[list(dict.fromkeys(needed))]  # only these columns are read (Parquet) or shipped
-    tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
-    cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
-    cells = cells.groupby(keys, dropna=False, sort=False).agg(
-        weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
+    tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
+    while len(tasks) > 1:  # summed on the workers, _FAN_IN partials at a time: the client gets one table
+        tasks = [dask.delayed(combine_cells)(tasks[k:k + _FAN_IN], keys) for k in range(0, len(tasks), _FAN_IN)]
+    cells = client.compute(tasks[0]).result()
     return finish_cells(cells, path=item, fmt=name, cluster=cluster, opts=opts,
                         per_row=max(1, len(spec.wins)))
 
