@@ -341,3 +341,29 @@ def test_duckdb_interrupt_is_a_keyboard_interrupt(error, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         agg._duckdb_file(Interrupted(), path, fmt=None, cluster=None,
                          opts={"columns": None, "outcome_map": None, "self_comparisons": "error"})
+
+
+def test_duckdb_out_of_memory_is_one_line_not_a_fallback(tmp_path, monkeypatch, capsys):
+    """DuckDB out of memory (e.g. under ``ulimit -v``): exit 2 with one line naming the file; the pandas
+    reader, which would need more memory, is not tried, and there is no 'internal error'."""
+    import duckdb
+
+    import evalkit.engine._duckdb as duck
+    import evalkit.engine.aggregate as agg
+    from evalkit.cli import main
+
+    real = duck.run
+
+    def oom(con, sql, fetch):
+        if fetch == "numpy":
+            raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate block of 262144 bytes")
+        return real(con, sql, fetch)
+
+    path = tmp_path / "v.csv"
+    path.write_text("model_a,model_b,winner\na,b,model_a\nb,a,model_a\n")
+    monkeypatch.setattr(duck, "run", oom)
+    monkeypatch.setattr(agg, "_pandas", _no_client_read)
+    code = main(["rate", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "out of memory" in err and "v.csv" in err and "internal error" not in err

@@ -211,7 +211,8 @@ def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
             if isinstance(col.dtype, pd.CategoricalDtype):
                 codes, uniques = col.cat.codes.to_numpy().astype(np.int64), list(col.cat.categories)
             else:
-                codes, uniques = pd.factorize(col, use_na_sentinel=True)
+                codes, found = pd.factorize(col, use_na_sentinel=True)
+                uniques = list(found)
             table = np.array([spec.labels.get(u, np.nan) if isinstance(u, str) else np.nan
                               for u in uniques] + [np.nan], dtype=float)
             tcodes, outcomes = pd.factorize(table, use_na_sentinel=True)
