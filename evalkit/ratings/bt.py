@@ -64,7 +64,8 @@ class BTFit:
     grad_norm : float
         Max-norm of the gradient of the (penalised) log-likelihood at ``theta``.
     converged : bool
-        Whether the last Newton step was below ``tol``.
+        Whether the last Newton step was below ``tol`` (or, converging quadratically, put the next
+        one below ``tol / 10``).
     loglik : float
         Log-likelihood at the estimate (without the prior term).
     tie_param : float or None
@@ -172,6 +173,7 @@ def _newton_bt(
         theta -= theta.mean()
     obj = _bt_loglik(theta, i, j, w, lo) - 0.5 * l2 * theta @ theta
     converged, it = False, 0
+    last: float | None = None  # the previous step's max-norm
     # the pairs of PairCounts are distinct: one sparsity pattern serves every step
     pattern = PairPattern(i, j, n) if n >= _CG_MIN_PLAYERS else None
     for it in range(1, max_iter + 1):  # noqa: B007
@@ -192,9 +194,14 @@ def _newton_bt(
             theta, obj = new, new_obj
         if l2 == 0:
             theta -= theta.mean()
-        if np.max(np.abs(step)) < tol:
+        size = float(np.max(np.abs(step)))
+        # converged when the step is below tol, or when Newton's quadratic convergence (the step
+        # shrinking as the square of the last, s_k <= C s_{k-1}^2) puts the next one below tol / 10:
+        # that solve would move theta by less than the tolerance asked for
+        if size < tol or (last is not None and size < 1e-4 and size / last**2 * size**2 < tol / 10):
             converged = True
             break
+        last = size
     p = expit(theta[i] - theta[j])
     info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2, pattern=pattern)
     grad = pair_gradient(i, j, w - tot * p, n) - l2 * theta
