@@ -153,8 +153,9 @@ def dask_aggregate(
         parts, reports = [], []
         tick(progress, "aggregate", 0, len(items))
         for k, item in enumerate(items):
-            try:
-                res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast else None
+            missing = "://" not in item and not any(ch in item for ch in "*?[") and not os.path.exists(item)
+            try:  # a local path that does not exist: the pandas reader says so (nothing to read on the client)
+                res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast and not missing else None
             except _DATA_ERRORS:  # a file Dask cannot parse: the pandas reader names the problem
                 if "://" in item:
                     raise
