@@ -65,7 +65,7 @@ class BTFit:
         Max-norm of the gradient of the (penalised) log-likelihood at ``theta``.
     converged : bool
         Whether the last Newton step was below ``tol`` (or, converging quadratically, put the next
-        one below ``tol / 10``).
+        one below ``tol / 1000``).
     loglik : float
         Log-likelihood at the estimate (without the prior term).
     tie_param : float or None
@@ -196,9 +196,9 @@ def _newton_bt(
             theta -= theta.mean()
         size = float(np.max(np.abs(step)))
         # converged when the step is below tol, or when Newton's quadratic convergence (the step
-        # shrinking as the square of the last, s_k <= C s_{k-1}^2) puts the next one below tol / 10:
+        # shrinking as the square of the last, s_k <= C s_{k-1}^2) puts the next one below tol / 1000:
         # that solve would move theta by less than the tolerance asked for
-        if size < tol or (last is not None and size < 1e-4 and size / last**2 * size**2 < tol / 10):
+        if size < tol or (last is not None and size < 1e-4 and size / last**2 * size**2 < tol / 1000):
             converged = True
             break
         last = size
