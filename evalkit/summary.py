@@ -29,7 +29,7 @@ from evalkit.io.counts import ComparisonCounts, encode_players
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["summarize", "tally_columns", "alpaca_eval_summary", "infer_baseline"]
+__all__ = ["summarize", "summary_columns", "SummaryTable", "tally_columns", "alpaca_eval_summary", "infer_baseline"]
 
 
 def _maybe_int(values: np.ndarray) -> np.ndarray:
@@ -64,10 +64,35 @@ def summarize(frame: pd.DataFrame | ComparisonCounts) -> pd.DataFrame:
     """
     import pandas as pd
 
+    if isinstance(frame, ComparisonCounts):
+        return SummaryTable(summary_columns(frame)).to_frame()
     frame = _frame_of(frame)
     cols = tally_columns(*encode_players(frame["player_a"], frame["player_b"]), frame["outcome"], frame["weight"])
     out = pd.DataFrame({**cols, "model": list(cols["model"])})
     return out.sort_values(["win_rate", "model"], ascending=[False, True], ignore_index=True)
+
+
+class SummaryTable:
+    """:func:`summarize`'s table as numpy columns (printable without pandas; ``to_frame()`` for a DataFrame)."""
+
+    def __init__(self, columns: dict[str, np.ndarray]) -> None:
+        self.columns = columns
+        self.attrs: dict[str, object] = {}
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame({k: (list(v) if k == "model" else v) for k, v in self.columns.items()})
+
+
+def summary_columns(counts: ComparisonCounts) -> dict[str, np.ndarray]:
+    """The columns of :func:`summarize` of cells, sorted as it sorts (``win_rate`` descending, then
+    name), without pandas."""
+    players, a, b = counts.codes()
+    cols = tally_columns(players, a, b, counts.column("outcome"), counts.column("weight"))
+    # players are sorted by name: equal win rates keep name order; NaN last, as sort_values puts it
+    order = np.lexsort((np.arange(len(players)), -cols["win_rate"]))
+    return {k: v[order] for k, v in cols.items()}
 
 
 def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcome: object,
@@ -90,7 +115,6 @@ def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcom
     dev = per_model(ww * (score - win_rate[model]) ** 2)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.where(n > 1, np.sqrt(dev / (n - 1) / n), np.nan)
-    pairs = np.unique(model * k + np.concatenate([b, a]))
     return {
         "model": np.array(players, dtype=object),
         "n": _maybe_int(n),
@@ -99,8 +123,26 @@ def tally_columns(players: tuple[str, ...], a: np.ndarray, b: np.ndarray, outcom
         "ties": _maybe_int(per_model(ww * (score == 0.5))),
         "win_rate": win_rate,
         "standard_error": se,
-        "opponents": np.bincount(pairs // k, minlength=k),
+        "opponents": _opponents(model, np.concatenate([b, a]), k),
     }
+
+
+# Below this many players the distinct opponents are marked in a k x k boolean table (16 MB at
+# 4,096 players); above, the pair keys are sorted (a hash-based np.unique is ~6x slower).
+_MASK_MAX_PLAYERS = 4096
+
+
+def _opponents(model: np.ndarray, other: np.ndarray, k: int) -> np.ndarray:
+    """Number of distinct opponents of each of the ``k`` players (``model`` met ``other``)."""
+    key = model.astype(np.int64) * k + other
+    if k <= _MASK_MAX_PLAYERS:
+        met = np.zeros(k * k, dtype=bool)
+        met[key] = True
+        return met.reshape(k, k).sum(axis=1)
+    key.sort()
+    first = np.ones(len(key), dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    return np.bincount(key[first] // k, minlength=k)
 
 
 def infer_baseline(frame: pd.DataFrame) -> str:

@@ -36,6 +36,7 @@ Run::
 
     python scripts/bench_command.py                       # 3 sizes x 3 peers, 7 pairs each
     python scripts/bench_command.py --sizes 200x1e7 --peers floor,choix -n 5
+    python scripts/bench_command.py --sizes 10000x1e6 --peers floor -n 3 --rate-args "--ties davidson"
     python scripts/bench_command.py --out --sizes 200x1e7,1000x2e4 --peers floor -n 5
 """
 
@@ -157,10 +158,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=7, help="counted pairs per case (7)")
     ap.add_argument("--out", action="store_true",
                     help="A is `evalkit rate FILE --out DIR` (with its figures) instead of `evalkit rate FILE`")
+    ap.add_argument("--rate-args", default="", help="extra arguments of `evalkit rate`, e.g. '--ties davidson'")
     args = ap.parse_args(argv)
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     print(f"load average (1 min) before: {load()}; {os.cpu_count()} CPUs; {args.n} pairs per case after a warm-up")
-    command = "`evalkit rate FILE --out DIR`" if args.out else "`evalkit rate FILE`"
+    command = " ".join(["`evalkit rate FILE", *(["--out DIR"] if args.out else []), *args.rate_args.split()]) + "`"
     print(f"| models × rows | B (reads with DuckDB `GROUP BY`) | {command} s | B s | "
           "A ÷ B (median, range) | CPU A ÷ B | peak RSS MB A / B |")
     print("|---|---|---:|---:|---:|---:|---:|")
@@ -170,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             path = Path(tmp) / f"arena_{models}_{rows}.parquet"
             generate(path, rows, models)
             out = Path(tmp) / "out" if args.out else None
-            a = [*evalkit_command(), "rate", str(path), *(["--out", str(out)] if out else [])]
+            a = [*evalkit_command(), "rate", str(path), *(["--out", str(out)] if out else []), *args.rate_args.split()]
             for peer in peers:
                 b = [sys.executable, "-c", PEERS[peer], str(path)]
                 ra, rb = paired(a, b, args.n, out=out)

@@ -21,6 +21,13 @@ at 1e7 rows (``question_id`` with 100 items).
 Run (files go under --dir, deleted afterwards unless --keep)::
 
     PYTHONPATH=. python scripts/bench_scale.py --sizes 1e6,1e7
+    nice python scripts/bench_scale.py --rows 1e9 --engine dask --workers 1,2   # Dask scaling
+
+``--engine dask`` writes one compact Parquet dataset of ``--rows`` rows (dictionary-encoded names,
+files of 5e7 rows, row groups of 2.5e6 = one Dask partition each) and times ``evalkit rate DIR
+--json`` on DuckDB, then on a local cluster of each ``--workers`` count (one thread per worker,
+the cluster started before the clock): throughput per worker, the speed-up of the later worker
+counts over the first, and whether the printed ratings are byte-identical to DuckDB's.
 """
 
 from __future__ import annotations
@@ -65,6 +72,96 @@ def generate(path: Path, n_rows: int, n_models: int, *, seed: int = 0, items: in
             writer = pq.ParquetWriter(path, table.schema)
         writer.write_table(table)
     writer.close()
+
+
+def generate_dataset(folder: Path, n_rows: int, n_models: int, *, seed: int = 0,
+                     rows_per_file: int = 50_000_000, row_group: int = 2_500_000) -> None:
+    """A Parquet dataset (a folder of files) of ``n_rows`` Arena rows, compact on disk: the names are
+    written as dictionary arrays (a byte or two per row), ``row_group`` rows per row group (a Dask
+    partition each)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0, 1, n_models)
+    names = pa.array([f"model-{k:05d}" for k in range(n_models)], pa.string())
+    labels = pa.array(["model_a", "model_b", "tie"], pa.string())
+    folder.mkdir(parents=True, exist_ok=True)
+    for f, start in enumerate(range(0, n_rows, rows_per_file)):
+        with pq.ParquetWriter(folder / f"part-{f:04d}.parquet", pa.schema(
+                [("model_a", pa.dictionary(pa.int32(), pa.string())), ("model_b", pa.dictionary(pa.int32(), pa.string())),
+                 ("winner", pa.dictionary(pa.int32(), pa.string()))])) as writer:
+            for lo in range(start, min(start + rows_per_file, n_rows), row_group):
+                m = min(row_group, n_rows - lo, start + rows_per_file - lo)
+                a = rng.integers(0, n_models, m, dtype=np.int32)
+                b = ((a + rng.integers(1, n_models, m, dtype=np.int32)) % n_models).astype(np.int32)
+                p = 1 / (1 + np.exp(-(theta[a] - theta[b])))
+                win = np.where(rng.random(m) < 0.1, 2, np.where(rng.random(m) < p, 0, 1)).astype(np.int32)
+                writer.write_table(pa.table({
+                    "model_a": pa.DictionaryArray.from_arrays(a, names),
+                    "model_b": pa.DictionaryArray.from_arrays(b, names),
+                    "winner": pa.DictionaryArray.from_arrays(win, labels)}), row_group_size=m)
+
+
+def dask_scaling(args: argparse.Namespace) -> None:
+    """``--engine dask``: one generated dataset of ``--rows`` rows; ``evalkit rate DIR`` on DuckDB, then on
+    a local cluster of each ``--workers`` count (started before the clock, one thread per worker);
+    ratings compared with DuckDB's, throughput per worker, speed-up against the first count."""
+    from distributed import LocalCluster
+
+    rows = int(float(args.rows))
+    folder = Path(args.dir) / f"dataset-{rows:.0e}"
+    print(f"load before: {os.getloadavg()}; {os.cpu_count()} CPUs", flush=True)
+    t = time.perf_counter()
+    if not (args.keep and folder.exists()):
+        generate_dataset(folder, rows, args.models)
+    size = sum(f.stat().st_size for f in folder.iterdir()) / 1e9
+    print(f"generated {rows:.0e} rows, {args.models} models, in {time.perf_counter() - t:.0f} s: "
+          f"{size:.2f} GB in {len(list(folder.iterdir()))} files", flush=True)
+    ek = [str(Path(sys.executable).with_name("evalkit")), "rate", str(folder), "--json"]
+    results: dict[str, tuple[float, str]] = {}
+    try:
+        def timed(label: str, cmd: list[str]) -> None:
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            wall = time.perf_counter() - t0
+            if proc.returncode:
+                print(f"{label}: exit {proc.returncode}: {proc.stderr.strip()[-300:]}", flush=True)
+                return
+            results[label] = (wall, proc.stdout)
+            print(f"{label}: {wall:.1f} s (load {os.getloadavg()[0]:.2f})", flush=True)
+
+        timed("duckdb", ek)
+        for w in (int(x) for x in args.workers.split(",")):
+            with LocalCluster(n_workers=w, threads_per_worker=1, processes=True, host="127.0.0.1",
+                              dashboard_address=None) as cluster:
+                timed(f"dask {w}", ek + ["--engine", "dask", "--scheduler", cluster.scheduler_address])
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    print(f"load after: {os.getloadavg()}\n")
+    ref = results.get("duckdb")
+    print("| engine | seconds | rows/s | rows/s per worker | speed-up vs first Dask row | vs DuckDB's ratings |")
+    print("|---|---:|---:|---:|---:|---|")
+    first = None
+    for label, (wall, out) in results.items():
+        w = int(label.split()[1]) if label.startswith("dask") else None
+        first = first or (wall if w else None)
+        same = "" if ref is None or label == "duckdb" else _same_ratings(ref[1], out)
+        print(f"| {label} | {wall:.1f} | {rows / wall:.3g} | {'' if w is None else f'{rows / wall / w:.3g}'} | "
+              f"{'' if w is None or first is None else f'{first / wall:.2f}x'} | {same} |")
+
+
+def _same_ratings(ref: str, out: str) -> str:
+    """Whether two ``evalkit rate --json`` tables have identical models, counts and Elo (and how far
+    apart their interval bounds are)."""
+    a, b = json.loads(ref), json.loads(out)
+    a, b = (t if isinstance(t, list) else next(v for v in t.values() if isinstance(v, list)) for t in (a, b))
+    keys = ("model", "elo", "n", "wins", "losses", "ties")
+    same = len(a) == len(b) and all(x[k] == y[k] for x, y in zip(a, b, strict=True) for k in keys)
+    gap = max(abs(x[k] - y[k]) for x, y in zip(a, b, strict=True) for k in ("ci_low", "ci_high"))
+    return (f"{'identical' if same else 'DIFFERENT'} models, counts and Elo; interval bounds within {gap:.1e} Elo"
+            if len(a) == len(b) else "DIFFERENT tables")
 
 
 def convert(parquet: Path, dest: Path, fmt: str) -> None:
@@ -220,7 +317,14 @@ def main() -> None:
                     help="pairs (floor, tool) per tool for files up to 1e7 rows; the median ratio is reported")
     ap.add_argument("--keep", action="store_true", help="keep the generated files in --dir")
     ap.add_argument("--json", default=None, help="also write the rows as JSON here")
+    ap.add_argument("--engine", default=None, choices=["dask"],
+                    help="dask: the scaling run (one --rows dataset; DuckDB, then Dask with each --workers count)")
+    ap.add_argument("--rows", default="1e8", help="rows of the --engine dask dataset")
+    ap.add_argument("--workers", default="1,2", help="Dask worker counts of the --engine dask run")
     args = ap.parse_args()
+    if args.engine == "dask":
+        dask_scaling(args)
+        return
     root = Path(args.dir)
     root.mkdir(parents=True, exist_ok=True)
     tools = args.tools.split(",")

@@ -108,6 +108,51 @@ def test_dask_reads_fsspec_urls(tmp_path, glob, dask_client):  # noqa: F811
     assert dask.equals(duck) and rep.rows_read == rep2.rows_read == (n if glob else n // 2)
 
 
+def _cli_dask(path, client, capsys) -> tuple[int, str]:
+    from evalkit.cli import main
+
+    code = main(["rate", str(path), "--engine", "dask", "--scheduler", client.scheduler.address])
+    return code, capsys.readouterr().err.strip()
+
+
+def _no_client_read(*_args, **_kwargs):
+    raise AssertionError("the client read the file itself (a silent fallback)")
+
+
+def test_dask_workers_without_evalkit_fail_in_one_line(tmp_path, monkeypatch, capsys, dask_client):  # noqa: F811
+    """Workers that cannot import evalkit: the pre-flight probe (run on the real worker processes) makes
+    it a one-line error and exit 2, before any task is sent; the client reads nothing itself."""
+    import evalkit.engine._dask as dask_engine
+    import evalkit.engine.aggregate as agg
+
+    path = tmp_path / "v.csv"
+    path.write_text("left,right,winner\na,b,left\nb,a,left\n")
+    monkeypatch.setattr(dask_engine, "_PROBE", "import evalkit_not_installed_here")
+    monkeypatch.setattr(agg, "_pandas", _no_client_read)
+    code, err = _cli_dask(path, dask_client, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "2 of 2 Dask workers cannot run evalkit" in err and "ModuleNotFoundError" in err
+    assert "evalkit_not_installed_here" in err and "Traceback" not in err
+
+
+def test_a_failing_dask_worker_is_an_error_not_a_fallback(tmp_path, monkeypatch, capsys, dask_client):  # noqa: F811
+    """A failure of the cluster while the cells are computed (here a lost connection) is re-raised as one
+    line with exit 2: the client never reads the whole file itself."""
+    import evalkit.engine._dask as dask_engine
+    import evalkit.engine.aggregate as agg
+
+    def lost(*_args, **_kwargs):
+        raise OSError("Timed out trying to connect to tcp://127.0.0.1:1 after 30 s")
+
+    path = tmp_path / "v.csv"
+    path.write_text("left,right,winner\na,b,left\nb,a,left\n")
+    monkeypatch.setattr(dask_engine, "_dask_cells", lost)
+    monkeypatch.setattr(agg, "_pandas", _no_client_read)
+    code, err = _cli_dask(path, dask_client, capsys)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "The Dask cluster failed on" in err and "OSError: Timed out" in err and "nothing was read" in err
+
+
 def test_dask_without_a_scheduler_says_how(tmp_path, monkeypatch):
     monkeypatch.delenv("EVALKIT_DASK_SCHEDULER", raising=False)
     path = tmp_path / "v.csv"
@@ -208,31 +253,64 @@ def test_information_is_sparse_for_many_players():
                                atol=1e-12)
 
 
-@pytest.mark.parametrize("anchor", [None, "m7"])
-@pytest.mark.parametrize(("se", "cluster"), [("hessian", None), ("sandwich", None), ("sandwich", "item")])
-def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, monkeypatch):
-    """The one-factorisation path (sparse information) gives the dense pseudo-inverse's intervals."""
-    import evalkit.ratings._linalg as linalg
-    from evalkit.ratings import elo_table, fit_bt
-    from evalkit.ratings.counts import aggregate, as_cells
-
+def _many_player_frame() -> pd.DataFrame:
     rng = np.random.default_rng(1)
     n, k = 60, 6000
     a = rng.integers(0, n, k)
     b = (a + rng.integers(1, n, k)) % n
     p = 1 / (1 + np.exp(-(a - b) / 20))
-    frame = pd.DataFrame({"player_a": [f"m{x}" for x in a], "player_b": [f"m{x}" for x in b],
-                          "outcome": np.where(rng.random(k) < p, 1.0, 0.0),
-                          "item": [f"q{x}" for x in rng.integers(0, 80, k)]})
-    cells = as_cells(frame, cluster=cluster)
-    dense = elo_table(fit_bt(aggregate(cells)), se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
-    monkeypatch.setattr(linalg, "SPARSE_MIN_PLAYERS", 10)  # force the many-player path on 60 players
-    fit = fit_bt(aggregate(cells))
+    u = rng.random(k)
+    return pd.DataFrame({"player_a": [f"m{x}" for x in a], "player_b": [f"m{x}" for x in b],
+                         "outcome": np.where(u < 0.1, 0.5, np.where(u < 0.1 + 0.9 * p, 1.0, 0.0)),
+                         "item": [f"q{x}" for x in rng.integers(0, 80, k)]})
+
+
+def _many_player_tables(se, cluster, anchor, ties, monkeypatch):
+    """``(dense, sparse)`` leaderboards of the same frame: the dense pseudo-inverse, and the fit with a
+    sparse information (the many-player path forced on 60 players)."""
+    import evalkit.ratings._linalg as linalg
+    from evalkit.ratings import elo_table, fit_bt
+    from evalkit.ratings.counts import aggregate, as_cells
+
+    cells = as_cells(_many_player_frame(), cluster=cluster)
+    dense = elo_table(fit_bt(aggregate(cells), ties=ties), se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
+    monkeypatch.setattr(linalg, "SPARSE_MIN_PLAYERS", 10)
+    fit = fit_bt(aggregate(cells), ties=ties)
     from scipy.sparse import issparse
 
     assert issparse(fit.information)
-    large = elo_table(fit, se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
-    np.testing.assert_allclose(large["se"], dense["se"], rtol=1e-9, atol=1e-9)
+    return dense, elo_table(fit, se=se, frame=cells.cells, cluster=cluster, anchor=anchor)
+
+
+@pytest.mark.parametrize("ties", ["half", "davidson"])
+@pytest.mark.parametrize("meat_fill", [0.05, 2.0])  # the meat multiplied dense (default here) / sparse
+@pytest.mark.parametrize("anchor", [None, "m7"])
+@pytest.mark.parametrize(("se", "cluster"), [("hessian", None), ("sandwich", None), ("sandwich", "item")])
+def test_many_player_intervals_equal_the_dense_covariance(se, cluster, anchor, meat_fill, ties, monkeypatch):
+    """The one-factorisation path (sparse information) gives the dense pseudo-inverse's intervals,
+    for Davidson's ties too (the information bordered by log(nu))."""
+    import evalkit.ratings._large as large
+
+    monkeypatch.setattr(large, "_DENSE_MEAT_FILL", meat_fill)
+    dense, sparse = _many_player_tables(se, cluster, anchor, ties, monkeypatch)
+    np.testing.assert_allclose(sparse["elo"], dense["elo"], rtol=1e-9, atol=1e-7)
+    np.testing.assert_allclose(sparse["se"], dense["se"], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("ties", ["half", "davidson"])
+@pytest.mark.parametrize("anchor", [None, "m7"])
+@pytest.mark.parametrize(("se", "cluster"), [("hessian", None), ("sandwich", None), ("sandwich", "item")])
+def test_iterative_intervals_agree_with_the_dense_covariance(se, cluster, anchor, ties, monkeypatch):
+    """The iterative path (block CG + Hutchinson with a control variate, 10,000 players) on 60 players:
+    within its stated Monte Carlo error of the dense pseudo-inverse's standard errors."""
+    import evalkit.ratings._iterative as iterative
+
+    monkeypatch.setattr(iterative, "ITERATIVE_MIN_PLAYERS", 10)
+    dense, sparse = _many_player_tables(se, cluster, anchor, ties, monkeypatch)
+    assert "Hutchinson" in sparse.attrs["variances"]
+    ref = dense["se"].to_numpy()
+    rel = np.abs(sparse["se"].to_numpy()[ref > 0] / ref[ref > 0] - 1)  # the anchor's own SE is 0
+    assert rel.max() < 0.01  # stated: Monte Carlo SE <= 2.5e-3 of each standard error
 
 
 def test_moments_are_the_row_sums_of_w_o_and_w_o_squared():
@@ -263,3 +341,29 @@ def test_duckdb_interrupt_is_a_keyboard_interrupt(error, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         agg._duckdb_file(Interrupted(), path, fmt=None, cluster=None,
                          opts={"columns": None, "outcome_map": None, "self_comparisons": "error"})
+
+
+def test_duckdb_out_of_memory_is_one_line_not_a_fallback(tmp_path, monkeypatch, capsys):
+    """DuckDB out of memory (e.g. under ``ulimit -v``): exit 2 with one line naming the file; the pandas
+    reader, which would need more memory, is not tried, and there is no 'internal error'."""
+    import duckdb
+
+    import evalkit.engine._duckdb as duck
+    import evalkit.engine.aggregate as agg
+    from evalkit.cli import main
+
+    real = duck.run
+
+    def oom(con, sql, fetch):
+        if fetch == "numpy":
+            raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate block of 262144 bytes")
+        return real(con, sql, fetch)
+
+    path = tmp_path / "v.csv"
+    path.write_text("model_a,model_b,winner\na,b,model_a\nb,a,model_a\n")
+    monkeypatch.setattr(duck, "run", oom)
+    monkeypatch.setattr(agg, "_pandas", _no_client_read)
+    code = main(["rate", str(path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "out of memory" in err and "v.csv" in err and "internal error" not in err

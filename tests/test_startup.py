@@ -70,3 +70,26 @@ def test_lazy_choices_check_values_like_a_list():
     assert (args.test, args.adjust) == (RUN_TESTS[-1], list(MULTIPLICITY_METHODS)[1])
     with pytest.raises(SystemExit):
         parser.parse_args(["compare", "a", "--test", "no-such-test"])
+
+
+@pytest.mark.parametrize("container", ["csv", "parquet"])
+def test_summary_of_a_small_file_loads_no_heavy_module(container, tmp_path):
+    """``evalkit summary`` on a 10-row Arena file prints its table from numpy columns (no pandas, scipy
+    or matplotlib), and the table is the one :func:`evalkit.summary.summarize` makes of the rows."""
+    import pandas as pd
+
+    from evalkit.io import read_comparisons
+    from evalkit.summary import summarize
+
+    rows = pd.DataFrame({"model_a": list("abacbcabca"), "model_b": list("bcbacabcab"),
+                         "winner": ["model_a", "model_b", "tie", "model_a", "model_b", "model_a", "tie",
+                                    "model_b", "model_a", "model_a"]})
+    path = tmp_path / f"ten.{container}"
+    rows.to_csv(path, index=False) if container == "csv" else rows.to_parquet(path, index=False)
+    loaded, out = _loaded(f"from evalkit.cli import main\nmain(['summary', {str(path)!r}])")
+    assert not set(loaded) & set(HEAVY), loaded
+    ref = summarize(read_comparisons(path)[0])
+    body = [line for line in out.splitlines() if line.startswith("| ") and not line.startswith("| model")]
+    assert [line.split("|")[1].strip() for line in body] == list(ref["model"])
+    assert [int(line.split("|")[2]) for line in body] == ref["n"].tolist()
+    assert [float(line.split("|")[6]) for line in body] == [round(x, 4) for x in ref["win_rate"]]

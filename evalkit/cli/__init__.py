@@ -207,6 +207,12 @@ def _main(argv: Sequence[str] | None) -> int:
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
         print(f"evalkit {name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError as exc:  # the data need more memory than this process may have: one line, exit 2
+        ui.close_bar()
+        print(f"evalkit {name}: error: out of memory{': ' + str(exc) if str(exc) else ''}. Raise the process's "
+              "memory limit (ulimit -v), or reduce what is kept per row (e.g. fewer --cluster values); "
+              "nothing was written.", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception:  # a bug: say so, with the traceback
         ui.close_bar()
         traceback.print_exc()

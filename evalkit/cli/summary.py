@@ -45,8 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit summary``."""
-    from evalkit.io import read_comparisons
-    from evalkit.summary import alpaca_eval_summary, summarize
+    from evalkit.engine.aggregate import aggregate_comparisons
+    from evalkit.summary import SummaryTable, alpaca_eval_summary, summary_columns
 
     ui, inputs = args.ui, args.inputs
     if args.out:
@@ -57,25 +57,27 @@ def run(args: argparse.Namespace) -> int:
         flag = "--prices" if args.prices else "--ratio-interval"
         raise ValueError(f"{flag} applies to harness logs of runs (tokens and cost per task); {args.path[0]} holds "
                          "pairwise judgments, which record no spend.")
-    args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
+    # stdin spooled, for every reader (aggregate_comparisons takes encoding= like read_comparisons)
+    args.path = [inputs.path(p, reader=aggregate_comparisons) for p in args.path]
     source = args.path[0] if len(args.path) == 1 else args.path
     counts, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,
                                        judge=args.judge, model_name_from=args.model_name_from,
-                                       **inputs.kwargs(read_comparisons))
+                                       **inputs.kwargs(aggregate_comparisons))
     ui.close_bar()
     ui.info(inputs.display(report.to_text()))
     if report.format.startswith("alpaca_eval"):
         table = alpaca_eval_summary(counts, baseline=args.baseline).reset_index()
         title = "AlpacaEval win rate against the baseline (percent)"
-    else:
-        table = summarize(counts)
+    else:  # numpy columns: pandas only for --out or --json
+        table = SummaryTable(summary_columns(counts))
         title = "per-model summary (win rate with ties as half)"
     ui.result(table, title=title, floatfmt=".4f")
     from evalkit.cli.judging import print_warnings
 
     print_warnings(counts, report.format, args)
     if args.out:
-        path = write_file(table, args.out, force=args.force, raw_csv=args.raw_csv)
+        frame = table.to_frame() if isinstance(table, SummaryTable) else table
+        path = write_file(frame, args.out, force=args.force, raw_csv=args.raw_csv)
         ui.info(f"wrote {path}")
     return 0
 

@@ -1,8 +1,9 @@
 """The Dask engine of :func:`~evalkit.engine.aggregate_comparisons`: cells per partition, on a cluster.
 
 Each partition of a ``dask.dataframe`` (Parquet, CSV or JSON Lines; local paths, globs or
-fsspec URLs) is reduced to cells by :func:`~evalkit.io.fastpath.partition_cells` on a worker;
-only the cells travel back and are summed here. Invalid rows are flagged in the cells and
+fsspec URLs) is reduced to cells by :func:`~evalkit.io.fastpath.partition_cells` on a worker,
+and the partial cells are summed on the workers too (:func:`combine_cells`, a tree of fan-in 8): the
+client receives one table of cells, never one per partition. Invalid rows are flagged in the cells and
 the file is then read by the pandas reader for the exact error (local files), as on DuckDB.
 """
 
@@ -52,6 +53,16 @@ def _frame(path: str):
                        blocksize=None if comp else 2**26, compression=comp), kind
 
 
+_FAN_IN = 8
+
+
+def combine_cells(parts: list[pd.DataFrame], keys: list[str]) -> pd.DataFrame:
+    """Partial cells (of partitions, or of earlier combinations) summed into one table, on a worker."""
+    both = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    return both.groupby(keys, dropna=False, sort=False).agg(
+        weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
+
+
 def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
                 opts: dict[str, Any]) -> tuple[ComparisonCounts, ReadReport] | None:
     """Cells of one path computed on the cluster, or None when the pandas reader must read it."""
@@ -74,13 +85,49 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
         return None
     needed = spec.key_columns + [c for c in (spec.outcome, spec.weight) if c] + [c for c, _ in spec.wins]
     ddf = ddf[list(dict.fromkeys(needed))]  # only these columns are read (Parquet) or shipped
-    tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
-    cells = pd.concat(client.gather(client.compute(tasks)), ignore_index=True)
     keys = ["player_a", "player_b", "outcome"] + ([cluster] if cluster else [])
-    cells = cells.groupby(keys, dropna=False, sort=False).agg(
-        weight=("weight", "sum"), n=("n", "sum"), bad_w=("bad_w", "max")).reset_index()
+    tasks = [dask.delayed(partition_cells)(part, spec) for part in ddf.to_delayed()]
+    while len(tasks) > 1:  # summed on the workers, _FAN_IN partials at a time: the client gets one table
+        tasks = [dask.delayed(combine_cells)(tasks[k:k + _FAN_IN], keys) for k in range(0, len(tasks), _FAN_IN)]
+    cells = client.compute(tasks[0]).result()
     return finish_cells(cells, path=item, fmt=name, cluster=cluster, opts=opts,
                         per_row=max(1, len(spec.wins)))
+
+
+#: What every worker must be able to run: the partition reducer (checked before any task is sent).
+_PROBE = "import evalkit.io.fastpath"
+#: Seconds to wait for the scheduler to have a worker, and for the workers to answer the probe.
+PREFLIGHT_TIMEOUT = 30.0
+# Errors of the data (a file the Dask reader cannot parse): the pandas reader then names the problem
+# with its line. Anything else (a worker that died, cannot import a module, lost its connection) is
+# a failure of the cluster and is raised: never a silent read of the whole file on the client.
+_DATA_ERRORS = (ValueError, TypeError, KeyError)
+
+
+def preflight(client: Any, *, timeout: float = PREFLIGHT_TIMEOUT) -> None:
+    """Raise a one-line ValueError unless the cluster has workers and every one of them can import
+    evalkit's partition reducer (a worker without evalkit would otherwise fail each task, or hang)."""
+    import concurrent.futures
+
+    where = getattr(getattr(client, "scheduler", None), "address", None) or "the scheduler"
+    try:
+        client.wait_for_workers(1, timeout=timeout)
+    except (TimeoutError, concurrent.futures.TimeoutError):
+        raise ValueError(f"The Dask cluster at {where} has no worker (waited {timeout:g} s): start workers "
+                         "(dask worker SCHEDULER) or use --engine duckdb.") from None
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    try:  # exec of an import: nothing of evalkit is unpickled on the worker to run the probe itself
+        got = pool.submit(client.run, exec, _PROBE, {}, on_error="return").result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        raise ValueError(f"The Dask workers at {where} did not answer in {timeout:g} s.") from None
+    finally:
+        pool.shutdown(wait=False)
+    bad = {addr: res for addr, res in got.items() if isinstance(res, BaseException)}
+    if bad:
+        addr, exc = next(iter(bad.items()))
+        raise ValueError(
+            f"{len(bad)} of {len(got)} Dask workers cannot run evalkit (worker {addr}: {type(exc).__name__}: "
+            f"{exc}); install evalkit[dask], the same version as here, in every worker's environment.")
 
 
 def dask_aggregate(
@@ -97,6 +144,8 @@ def dask_aggregate(
         raise ImportError(_DASK_MISSING) from exc
     client, own = dask_client(scheduler)
     try:
+        if fast:
+            preflight(client)
         items = [str(source)] if isinstance(source, (str, Path)) else [str(s) for s in source]
         fmt = read.get("format")
         opts = {"columns": read.get("columns"), "outcome_map": read.get("outcome_map"),
@@ -104,12 +153,18 @@ def dask_aggregate(
         parts, reports = [], []
         tick(progress, "aggregate", 0, len(items))
         for k, item in enumerate(items):
-            try:
-                res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast else None
-            except Exception:  # noqa: BLE001 - any failure: the pandas reader names the problem
+            missing = "://" not in item and not any(ch in item for ch in "*?[") and not os.path.exists(item)
+            try:  # a local path that does not exist: the pandas reader says so (nothing to read on the client)
+                res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast and not missing else None
+            except _DATA_ERRORS:  # a file Dask cannot parse: the pandas reader names the problem
                 if "://" in item:
                     raise
                 res = None
+            except Exception as exc:  # noqa: BLE001 - the cluster failed: say so, read nothing here
+                raise ValueError(f"The Dask cluster failed on {item} ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else 'no message'}); "
+                                 "nothing was read on the client. Check the workers' logs, or use "
+                                 "--engine duckdb.") from exc
             if res is None:  # the pandas reader says what is wrong, with the line
                 res = _pandas(item, cluster, read)
             parts.append(res[0])

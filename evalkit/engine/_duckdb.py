@@ -19,7 +19,7 @@ from evalkit.io._limits import check_columns, check_lines, current_limits
 from evalkit.io.fastpath import KEY_TYPES, cell_spec, cell_sql
 from evalkit.io.formats import _CSV_NA, check_unique_columns, container_of, detect_format, read_head
 
-__all__ = ["check_header", "relation", "run", "duckdb_file_cells"]
+__all__ = ["check_header", "configure", "relation", "run", "duckdb_file_cells"]
 
 
 def _is_tsv(path: Path) -> bool:
@@ -128,6 +128,28 @@ def relation(path: Path, head: bytes) -> str | None:
     return f"read_json({lit}, format={fmt}, compression={gz})"
 
 
+def configure(con: Any) -> None:
+    """Bound DuckDB's memory and let it spill: under an address-space limit (``ulimit -v``, which
+    DuckDB does not see) ``memory_limit`` is 40 % of it, and operators that exceed it spill to a
+    private temporary directory (removed when the process exits)."""
+    import atexit
+    import shutil
+    import tempfile
+
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no address-space limit to read
+        soft = -1
+    else:
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+        soft = -1 if soft == resource.RLIM_INFINITY else soft
+    if soft > 0:
+        con.execute(f"SET memory_limit = '{max(64, int(soft * 0.4) // 2**20)}MB'")
+    tmp = tempfile.mkdtemp(prefix="evalkit-duckdb-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    con.execute("SET temp_directory = '" + tmp.replace("'", "''") + "'")
+
+
 def run(con: Any, sql: str, fetch: str) -> Any:
     """Run a DuckDB query (``fetch``: ``"all"`` rows or ``"numpy"`` columns); a Ctrl-C that
     DuckDB turned into an error is a Ctrl-C again.
@@ -188,6 +210,8 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
         return None
     try:
         cells = run(con, cell_sql(spec, rel), "numpy")
+    except duckdb.OutOfMemoryException as exc:  # the pandas reader would need more memory, not less
+        raise MemoryError(f"DuckDB ran out of memory reducing {path} to cells ({str(exc).splitlines()[0]})") from exc
     except duckdb.Error:
         return None
     return cells, name, max(1, len(spec.wins))

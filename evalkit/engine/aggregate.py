@@ -27,7 +27,7 @@ import numpy as np
 
 from evalkit._lazy import is_dataframe
 from evalkit._progress import ProgressFn, tick
-from evalkit.engine._duckdb import duckdb_file_cells
+from evalkit.engine._duckdb import configure, duckdb_file_cells
 from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
@@ -209,6 +209,7 @@ def _duckdb(paths: list[Path], *, cluster: str | None, read: dict[str, Any], fas
             "self_comparisons": read.get("self_comparisons", "error")}
     con = duckdb.connect()
     con.execute("SET preserve_insertion_order = false")
+    configure(con)
     done: dict[int, tuple[ComparisonCounts, ReadReport]] = {}
     slow: list[int] = []
     tick(progress, "read", 0, len(paths))

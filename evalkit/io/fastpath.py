@@ -163,6 +163,9 @@ def _ids(values: pd.Series) -> pd.Series:
 
     if pd.api.types.is_integer_dtype(values):
         return values.astype(str)
+    if isinstance(values.dtype, pd.CategoricalDtype) and pd.api.types.infer_dtype(
+            values.cat.categories, skipna=True) in ("string", "empty"):
+        return values  # dictionary-encoded text (Parquet): factorised by its codes, no string per row
     if isinstance(values.dtype, pd.StringDtype) or (
         pd.api.types.is_string_dtype(values) and pd.api.types.infer_dtype(values, skipna=True) in ("string", "empty")
     ):
@@ -174,7 +177,10 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     """Integer codes (-1 for missing) and the id text of each code."""
     import pandas as pd
 
-    codes, uniques = pd.factorize(_ids(values), use_na_sentinel=True)
+    ids = _ids(values)
+    if isinstance(ids.dtype, pd.CategoricalDtype):  # dictionary-encoded: its own codes (-1 missing)
+        return ids.cat.codes.to_numpy().astype(np.int64), np.asarray(ids.cat.categories, dtype=object)
+    codes, uniques = pd.factorize(ids, use_na_sentinel=True)
     return codes, np.asarray(uniques, dtype=object)
 
 
@@ -193,19 +199,28 @@ def partition_cells(raw: pd.DataFrame, spec: CellSpec) -> pd.DataFrame:
         parts = [pd.DataFrame({**keys, "outcome": o, "w": pd.to_numeric(raw[c], errors="coerce")})
                  for c, o in spec.wins]
         long = pd.concat(parts, ignore_index=True)
-    else:
+        w = long["w"].to_numpy(dtype=float)
+        ocodes, outcomes = pd.factorize(long["outcome"].to_numpy(dtype=float), use_na_sentinel=True)
+        key_codes = [long[k].to_numpy() for k in keys]
+    else:  # numpy only: no frame of the partition's rows is built
         if spec.labels is None:
-            o = pd.to_numeric(raw[spec.outcome], errors="coerce").to_numpy(dtype=float)
-        else:
-            codes, uniques = pd.factorize(raw[spec.outcome], use_na_sentinel=True)
+            ocodes, outcomes = pd.factorize(pd.to_numeric(raw[spec.outcome], errors="coerce").to_numpy(dtype=float),
+                                            use_na_sentinel=True)
+        else:  # the labels' outcomes factorised once, then looked up by the labels' codes
+            col = raw[spec.outcome]
+            if isinstance(col.dtype, pd.CategoricalDtype):
+                codes, uniques = col.cat.codes.to_numpy().astype(np.int64), list(col.cat.categories)
+            else:
+                codes, found = pd.factorize(col, use_na_sentinel=True)
+                uniques = list(found)
             table = np.array([spec.labels.get(u, np.nan) if isinstance(u, str) else np.nan
                               for u in uniques] + [np.nan], dtype=float)
-            o = table[codes]  # code -1 (missing) -> the trailing NaN
-        w = pd.to_numeric(raw[spec.weight], errors="coerce") if spec.weight else 1.0
-        long = pd.DataFrame({**keys, "outcome": o, "w": w})
-    w = long["w"].to_numpy(dtype=float)
-    ocodes, outcomes = pd.factorize(long["outcome"].to_numpy(dtype=float), use_na_sentinel=True)
-    digits = [long[k].to_numpy() + 1 for k in keys] + [ocodes + 1]  # 0 = missing
+            tcodes, outcomes = pd.factorize(table, use_na_sentinel=True)
+            ocodes = tcodes[codes]  # code -1 (missing) -> the trailing NaN -> -1
+        w = (pd.to_numeric(raw[spec.weight], errors="coerce").to_numpy(dtype=float) if spec.weight
+             else np.ones(len(raw)))
+        key_codes = [c for c, _ in coded]
+    digits = [c + 1 for c in key_codes] + [ocodes + 1]  # 0 = missing
     dims = tuple(len(u) + 1 for _, u in coded) + (len(outcomes) + 1,)
     key = np.ravel_multi_index(digits, dims)
     if np.prod(dims, dtype=float) <= 4 * len(key) + 65536:  # small key space: count directly

@@ -9,7 +9,7 @@ estimate exist for any data.
 
 Newton's method on the concave log-likelihood converges quadratically: a fit takes
 4–8 iterations, each a ``bincount`` over the pairs and one linear solve with the weighted
-graph Laplacian (dense LU for up to 200 players, Jacobi-preconditioned conjugate gradients
+graph Laplacian (dense LU below 400 players, Jacobi-preconditioned conjugate gradients
 on the sparse Laplacian above).
 """
 
@@ -64,7 +64,8 @@ class BTFit:
     grad_norm : float
         Max-norm of the gradient of the (penalised) log-likelihood at ``theta``.
     converged : bool
-        Whether the last Newton step was below ``tol``.
+        Whether the last Newton step was below ``tol`` (or, converging quadratically, put the next
+        one below ``tol / 1000``).
     loglik : float
         Log-likelihood at the estimate (without the prior term).
     tie_param : float or None
@@ -162,7 +163,8 @@ def _start(i: np.ndarray, j: np.ndarray, w: np.ndarray, lo: np.ndarray, n: int) 
 
 def _newton_bt(
     counts: PairCounts, ties: str, l2: float, tol: float, max_iter: int, init: np.ndarray | None
-) -> tuple[np.ndarray, int, bool, np.ndarray]:
+) -> tuple[np.ndarray, int, bool, np.ndarray, float, np.ndarray]:
+    """``(theta, n_iter, converged, information, loglik, gradient)`` by damped Newton."""
     n = counts.n_players
     i, j, w, lo = bt_data(counts, ties)
     tot = w + lo
@@ -171,6 +173,7 @@ def _newton_bt(
         theta -= theta.mean()
     obj = _bt_loglik(theta, i, j, w, lo) - 0.5 * l2 * theta @ theta
     converged, it = False, 0
+    last: float | None = None  # the previous step's max-norm
     # the pairs of PairCounts are distinct: one sparsity pattern serves every step
     pattern = PairPattern(i, j, n) if n >= _CG_MIN_PLAYERS else None
     for it in range(1, max_iter + 1):  # noqa: B007
@@ -191,12 +194,18 @@ def _newton_bt(
             theta, obj = new, new_obj
         if l2 == 0:
             theta -= theta.mean()
-        if np.max(np.abs(step)) < tol:
+        size = float(np.max(np.abs(step)))
+        # converged when the step is below tol, or when Newton's quadratic convergence (the step
+        # shrinking as the square of the last, s_k <= C s_{k-1}^2) puts the next one below tol / 1000:
+        # that solve would move theta by less than the tolerance asked for
+        if size < tol or (last is not None and size < 1e-4 and size / last**2 * size**2 < tol / 1000):
             converged = True
             break
+        last = size
     p = expit(theta[i] - theta[j])
     info = information_matrix(i, j, tot * p * (1.0 - p), n, ridge=l2, pattern=pattern)
-    return theta, it, converged, info
+    grad = pair_gradient(i, j, w - tot * p, n) - l2 * theta
+    return theta, it, converged, info, _bt_loglik(theta, i, j, w, lo), grad
 
 
 def _choix_bt(
@@ -252,19 +261,15 @@ def _fit_logistic(counts: PairCounts, ties: str, l2: float, tol: float, max_iter
     """Ties "half" / "drop": ``(theta, n_iter, converged, information, loglik, gradient)`` by
     Newton, or by choix (then judged converged by the gradient: choix reports no diagnostics)."""
     n = counts.n_players
-    if solver == "choix":
-        theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
-        i, j, w, lo = bt_data(counts, ties)
-        p = expit(theta[i] - theta[j])
-        info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
-    else:
-        theta, n_iter, converged, info = _newton_bt(counts, ties, l2, tol, max_iter, init)
+    if solver != "choix":
+        return _newton_bt(counts, ties, l2, tol, max_iter, init)
+    theta, n_iter, converged = _choix_bt(counts, ties, tol, max_iter)
     i, j, w, lo = bt_data(counts, ties)
-    loglik = _bt_loglik(theta, i, j, w, lo)
     p = expit(theta[i] - theta[j])
+    info = information_matrix(i, j, (w + lo) * p * (1 - p), n)
+    loglik = _bt_loglik(theta, i, j, w, lo)
     grad = pair_gradient(i, j, w - (w + lo) * p, n) - l2 * theta
-    if solver == "choix":
-        converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
+    converged = bool(np.max(np.abs(grad)) <= 1e-6 * max(1.0, float(np.sum(w + lo))))
     return theta, n_iter, converged, info, loglik, grad
 
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.ratings._linalg import laplacian, pair_gradient, solve_centred
+from evalkit.ratings import _linalg
+from evalkit.ratings._linalg import (
+    PairPattern,
+    laplacian,
+    pair_gradient,
+    solve_centred,
+    solve_laplacian,
+)
 from evalkit.ratings.counts import PairCounts
 
 __all__ = ["davidson_probabilities", "newton_davidson"]
@@ -40,7 +47,47 @@ def _loglik(theta, lam, i, j, wi, wj, t) -> float:
     return float(np.sum(wi * (0.5 * d - log_d) + wj * (-0.5 * d - log_d) + t * (lam - log_d)))
 
 
-def _derivatives(theta, lam, i, j, wi, wj, t, n, l2):
+class _Info:
+    """The observed information in ``(theta, lambda)`` by its blocks: the pair weights ``h_dd`` of
+    the strengths' Laplacian (plus ``l2`` on its diagonal), the border ``cross`` and the corner."""
+
+    def __init__(self, i, j, h_dd, cross, corner, n, l2, pattern):
+        self.i, self.j, self.h_dd, self.cross, self.corner = i, j, h_dd, cross, corner
+        self.n, self.l2, self.pattern = n, l2, pattern
+
+    def matrix(self):
+        """Dense ``(n+1) x (n+1)``; sparse CSR (bordered Laplacian) with a pair pattern (many players)."""
+        n = self.n
+        if self.pattern is not None:
+            from scipy.sparse import bmat, csr_matrix
+
+            lap = self.pattern.matrix(self.h_dd, ridge=self.l2)
+            col = csr_matrix(self.cross[:, None])
+            return bmat([[lap, col], [col.T, csr_matrix([[self.corner]])]], format="csr")
+        info = np.zeros((n + 1, n + 1))
+        info[:n, :n] = laplacian(self.i, self.j, self.h_dd, n)
+        if self.l2:
+            info[np.arange(n), np.arange(n)] += self.l2
+        info[:n, n] = self.cross
+        info[n, :n] = self.cross
+        info[n, n] = self.corner
+        return info
+
+    def solve(self, grad: np.ndarray) -> np.ndarray:
+        """The Newton step ``info^+ grad`` (``sum(step[:n]) == 0`` without a prior)."""
+        n = self.n
+        if self.pattern is None:
+            return solve_centred(self.matrix(), grad, n, singular=self.l2 == 0)
+        # the border by its Schur complement: two conjugate-gradient solves with the Laplacian
+        def lap_solve(rhs: np.ndarray) -> np.ndarray:
+            return solve_laplacian(self.i, self.j, self.h_dd, rhs, n, ridge=self.l2, pattern=self.pattern)
+
+        v, u = lap_solve(grad[:n]), lap_solve(self.cross)
+        y = (grad[n] - self.cross @ v) / (self.corner - self.cross @ u)
+        return np.concatenate([v - u * y, [y]])
+
+
+def _derivatives(theta, lam, i, j, wi, wj, t, n, l2, pattern=None):
     """Gradient and observed information of the penalised log-likelihood in ``(theta, lambda)``."""
     a, b, c = davidson_probabilities(theta[i] - theta[j], lam)
     tot = wi + wj + t
@@ -50,14 +97,7 @@ def _derivatives(theta, lam, i, j, wi, wj, t, n, l2):
     grad[n] = np.sum(t - tot * c)
     h_dd = 0.25 * tot * (a + b - (a - b) ** 2)
     h_dl = -0.5 * tot * c * (a - b)
-    info = np.zeros((n + 1, n + 1))
-    info[:n, :n] = laplacian(i, j, h_dd, n)
-    if l2:
-        info[np.arange(n), np.arange(n)] += l2
-    cross = pair_gradient(i, j, h_dl, n)
-    info[:n, n] = cross
-    info[n, :n] = cross
-    info[n, n] = np.sum(tot * c * (1.0 - c))
+    info = _Info(i, j, h_dd, pair_gradient(i, j, h_dl, n), float(np.sum(tot * c * (1.0 - c))), n, l2, pattern)
     return grad, info
 
 
@@ -88,11 +128,13 @@ def newton_davidson(
     lam = float(np.log(2.0 * frac / (1.0 - frac)))
     obj = _loglik(theta, lam, i, j, wi, wj, t) - 0.5 * l2 * theta @ theta
     converged, it = False, 0
+    # many players: a sparse information (one CSR pattern) and conjugate-gradient steps
+    pattern = PairPattern(i, j, n) if n >= _linalg.SPARSE_MIN_PLAYERS else None
     for it in range(1, max_iter + 1):  # noqa: B007
-        grad, info = _derivatives(theta, lam, i, j, wi, wj, t, n, l2)
+        grad, info = _derivatives(theta, lam, i, j, wi, wj, t, n, l2, pattern)
         if np.ptp(theta) > _DIVERGED or abs(lam) > _DIVERGED:
             break
-        step = solve_centred(info, grad, n, singular=l2 == 0)
+        step = info.solve(grad)
         for _ in range(30):
             new_t, new_l = theta + step[:n], lam + step[n]
             new_obj = _loglik(new_t, new_l, i, j, wi, wj, t) - 0.5 * l2 * new_t @ new_t
@@ -113,6 +155,6 @@ def newton_davidson(
             "(e.g. A-B: 1 win for A, 2 ties, no win for B) and nothing else pins them. "
             "Use ties='half' or ties='drop', or add an L2 prior (l2=...)."
         )
-    grad, info = _derivatives(theta, lam, i, j, wi, wj, t, n, l2)
+    grad, info = _derivatives(theta, lam, i, j, wi, wj, t, n, l2, pattern)
     loglik = _loglik(theta, lam, i, j, wi, wj, t)
-    return theta, it, converged, info, float(np.exp(lam)), loglik, grad
+    return theta, it, converged, info.matrix(), float(np.exp(lam)), loglik, grad

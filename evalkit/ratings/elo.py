@@ -93,7 +93,19 @@ def _large(fit: BTFit, se: str, frame, cluster, correction, anchor: int | None) 
 
 def uses_sparse_intervals(fit: BTFit) -> bool:
     """Whether :func:`elo_table` takes the sparse large-problem path (no dense covariance)."""
-    return bool(is_sparse(fit.information) and fit.l2 == 0 and fit.ties != "davidson")
+    return bool(is_sparse(fit.information) and fit.l2 == 0)
+
+
+def variance_note(fit: BTFit) -> str | None:
+    """How the Wald variances of a fit are estimated when not exactly (very many players), else None."""
+    from evalkit.ratings._iterative import ITERATIVE_MIN_PLAYERS, TARGET_REL_ERROR
+
+    if not uses_sparse_intervals(fit) or len(fit.theta) < ITERATIVE_MIN_PLAYERS:
+        return None
+    return (f"variances estimated for {len(fit.theta):,} players by Hutchinson's estimator with a "
+            f"Neumann-series control variate (block conjugate gradients, no n x n matrix; Monte Carlo "
+            f"standard error <= {TARGET_REL_ERROR:.1e} of each variance, {TARGET_REL_ERROR / 2:.1e} of each "
+            "interval's width)")
 
 
 def elo_intervals(
@@ -188,4 +200,8 @@ def elo_table(
 
     cols = elo_intervals(fit, base=base, anchor=anchor, se=se, level=level, frame=frame, cluster=cluster,
                          cluster_correction=cluster_correction, cov=cov)
-    return pd.DataFrame({"model": list(fit.players), **cols, "interval": [interval_label(anchor)] * len(fit.theta)})
+    out = pd.DataFrame({"model": list(fit.players), **cols, "interval": [interval_label(anchor)] * len(fit.theta)})
+    note = variance_note(fit) if cov is None else None
+    if note:
+        out.attrs["variances"] = note
+    return out

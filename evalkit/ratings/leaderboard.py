@@ -14,7 +14,13 @@ from evalkit._rng import RNGLike
 from evalkit.io.counts import ComparisonCounts
 from evalkit.ratings.bt import CovKind, TiesMode, fit_bt
 from evalkit.ratings.counts import aggregate, as_cells
-from evalkit.ratings.elo import elo_intervals, interval_df, interval_label, uses_sparse_intervals
+from evalkit.ratings.elo import (
+    elo_intervals,
+    interval_df,
+    interval_label,
+    uses_sparse_intervals,
+    variance_note,
+)
 from evalkit.ratings.ranks import fastchat_rank, fit_rank_values
 from evalkit.summary import tally_columns
 
@@ -207,6 +213,9 @@ def leaderboard_columns(
     else:
         what = _wald_label(wald_cluster, cells.n_clusters, cluster_correction, confidence_level, kind)
         attrs["interval"] = f"{what}, {label}"
+        note = variance_note(fit) if cov is None else None
+        if note:
+            attrs["interval"] += f"; {note}"
     # one covariance for intervals and ranks; none (no ranks) on the sparse path of thousands of players
     ranks, attrs["ranks"] = fit_rank_values(fit, boot=boot, cov=cov, se=se, level=confidence_level, rng=rng, df=rank_df)
     return Leaderboard(_tabulate(fit.players, cols, cells, ranks), attrs)

@@ -49,7 +49,11 @@ CHOLESKY_MIN_PLAYERS = 400
 def fastchat_rank(ci_low: np.ndarray, ci_high: np.ndarray) -> np.ndarray:
     """FastChat's rank: 1 + the number of models whose lower bound exceeds this model's upper bound."""
     lo, hi = np.asarray(ci_low, dtype=float), np.asarray(ci_high, dtype=float)
-    return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
+    # models with lo > hi_i: those past hi_i in the sorted lower bounds (n log n, no n x n table;
+    # a NaN bound exceeds nothing and is exceeded by nothing, as in the pairwise comparison)
+    ok = np.sort(lo[~np.isnan(lo)])
+    above = len(ok) - np.searchsorted(ok, hi, side="right")
+    return 1 + np.where(np.isnan(hi), 0, above)
 
 
 _CHUNK = 2_000_000  # replicate x pair cells per block

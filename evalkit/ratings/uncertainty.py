@@ -58,9 +58,14 @@ def _assemble(n: int, i, j, w_dd, w_dl=None, w_ll=None, *, sparse: bool = False)
     """Pair-level second moments into the ``(n [+1]) x (n [+1])`` meat matrix."""
     if w_dl is None:
         return sparse_laplacian(i, j, w_dd, n) if sparse else laplacian(i, j, w_dd, n)
+    cross = pair_gradient(i, j, w_dl, n)
+    if sparse:  # the Laplacian bordered by log(nu)'s row and column, CSR
+        from scipy.sparse import bmat, csr_matrix
+
+        col = csr_matrix(cross[:, None])
+        return bmat([[sparse_laplacian(i, j, w_dd, n), col], [col.T, csr_matrix([[w_ll]])]], format="csr")
     out = np.zeros((n + 1, n + 1))
     out[:n, :n] = laplacian(i, j, w_dd, n)
-    cross = pair_gradient(i, j, w_dl, n)
     out[:n, n] = cross
     out[n, :n] = cross
     out[n, n] = w_ll
@@ -82,7 +87,7 @@ def meat(
     cluster : str, optional
         Column of ``frame``: scores are summed within each cluster first.
     sparse : bool, default False
-        Return a sparse CSR matrix (ties "half"/"drop" only), for many players.
+        Return a sparse CSR matrix, for many players.
     """
     n = len(fit.theta)
     if frame is None:
@@ -103,7 +108,7 @@ def meat(
             return _assemble(n, c.i, c.j, w_dd, sparse=sparse)
         w_dl = sum(m * g * h for m, g, h in zip(cnt, g_d, g_l, strict=True))
         w_ll = float(sum(np.sum(m * h * h) for m, h in zip(cnt, g_l, strict=True)))
-        return _assemble(n, c.i, c.j, w_dd, w_dl, w_ll)
+        return _assemble(n, c.i, c.j, w_dd, w_dl, w_ll, sparse=sparse)
 
     players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
     if players != fit.players:
@@ -123,7 +128,7 @@ def meat(
         if u_l is None:
             return _assemble(n, i, j, weight * u_d * u_d, sparse=sparse)
         return _assemble(n, i, j, weight * u_d * u_d, weight * u_d * u_l,
-                         float(np.sum(weight * u_l * u_l)))
+                         float(np.sum(weight * u_l * u_l)), sparse=sparse)
     s_d = weight * u_d
     s_l = None if u_l is None else weight * u_l
     if cluster not in frame.columns or frame[cluster].isna().any():
