@@ -349,11 +349,19 @@ def atomic_file(out: str | os.PathLike[str], *, force: bool = True, flag: str = 
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str], *, raw: bool = False, index: bool = False) -> Path:
-    """Write ``frame`` as CSV; text cells a spreadsheet would evaluate get a leading ``'`` unless ``raw``."""
+    """Write ``frame`` as CSV; text cells a spreadsheet would evaluate get a leading ``'`` unless ``raw``.
+
+    Lines end in ``\\n``; a table with a carriage return inside a text cell is written with
+    ``\\r\\n`` line ends instead, so that the cell is quoted and the row stays one row."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = frame.reset_index() if index else frame
-    (data if raw else neutralize_frame(data)).to_csv(path, index=False)
+    # a CR inside a cell: Python's csv quotes only the characters of its line terminator, so a
+    # bare CR would go out unquoted and split the row in a spreadsheet; such a file is written
+    # with RFC 4180's CRLF line ends, which quote every cell holding a CR or LF
+    crlf = any(data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+               for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
+    (data if raw else neutralize_frame(data)).to_csv(path, index=False, lineterminator="\r\n" if crlf else "\n")
     return path
 
 

@@ -285,7 +285,14 @@ def read_transcripts(
             if fmt == "events" and _looks_like_table(path):
                 fmt = "table"
             reader = {"inspect": _inspect, "swe_agent": _swe_agent, "lm_eval": _lm_eval, "events": _events,
-                      "table": _table}[fmt]
+                      "table": _table}.get(fmt)
+            if reader is None:  # a judgment log, lm-eval results, a verdict file...: no transcripts in it
+                if explicit:
+                    raise ValueError(f"{path.name!r} is read as a {fmt.replace('_', ' ')} file, which holds no "
+                                     "transcripts: expected an Inspect log, a SWE-agent .traj, lm-eval "
+                                     "samples_*.jsonl, JSONL events or a transcript table (system, task, transcript "
+                                     "columns).")
+                continue
             for t in reader(path, max_chars):
                 if names is not None:
                     t = _make(names[k], t.task, t.run, t.text, t.task_text, t.source, 0)
