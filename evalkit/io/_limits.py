@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import hashlib
 import os
 import re
 import struct
@@ -48,7 +49,7 @@ class _Readable(Protocol):
     def read(self, n: int, /) -> bytes: ...
 
 __all__ = ["ReadLimits", "current_limits", "read_limits", "parse_limit_specs", "read_bytes", "gunzip",
-           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix"]
+           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix", "read_digest"]
 
 _ENV = {"max_bytes": "EVALKIT_MAX_BYTES", "max_ratio": "EVALKIT_MAX_RATIO", "ratio_grace": "EVALKIT_RATIO_GRACE",
         "max_line_bytes": "EVALKIT_MAX_LINE_BYTES", "max_columns": "EVALKIT_MAX_COLUMNS",
@@ -273,17 +274,82 @@ class _Prefix:
         return data
 
 
+class _Hashing:
+    """A file whose reads feed a SHA-256 and a byte count: the digest of exactly what was read."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh, self.sha, self.n = fh, hashlib.sha256(), 0
+
+    def read(self, n: int = -1, /) -> bytes:
+        data = self.fh.read(n)
+        self.sha.update(data)
+        self.n += len(data)
+        return data
+
+
+# path (resolved) -> what its last read through read_bytes saw: bytes on disk, SHA-256, stat
+_DIGESTS: dict[str, dict[str, Any]] = {}
+_MAX_DIGESTS = 10_000
+
+
+def _key(path: Path) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return str(path)
+
+
+def _remember(path: Path, fh: IO[bytes], hashing: _Hashing) -> None:
+    st = os.fstat(fh.fileno())
+    if len(_DIGESTS) >= _MAX_DIGESTS:
+        _DIGESTS.pop(next(iter(_DIGESTS)))
+    _DIGESTS[_key(path)] = {"bytes": hashing.n, "sha256": hashing.sha.hexdigest(),
+                            "stat": (st.st_size, st.st_mtime_ns, st.st_ino)}
+
+
+def read_digest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``{"bytes", "sha256"}`` of the bytes of ``path`` (as stored on disk, before any gunzip)
+    that its last :func:`read_bytes` read and a reader then analysed; ``"hashed": "when read"``.
+    A file never read through :func:`read_bytes` (a DuckDB scan, a zip archive read member by
+    member) is hashed now (``"hashed": "when recorded"``). ``"changed_since_read": true`` says
+    the file on disk is no longer the one read: the digest is still of the bytes analysed."""
+    p = Path(path)
+    seen = _DIGESTS.get(_key(p))
+    if seen is None:
+        sha, n = hashlib.sha256(), 0
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                sha.update(chunk)
+                n += len(chunk)
+        return {"bytes": n, "sha256": sha.hexdigest(), "hashed": "when recorded"}
+    out = {"bytes": seen["bytes"], "sha256": seen["sha256"], "hashed": "when read"}
+    try:
+        st = p.stat()
+        now = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        now = None
+    if now != seen["stat"]:
+        out["changed_since_read"] = True
+    return out
+
+
 def read_bytes(path: Path, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
     """The bytes of ``path``, gunzipped when they are gzip, never more than ``max_bytes`` (a
-    ValueError names the file, the limit and the flag that raises it)."""
+    ValueError names the file, the limit and the flag that raises it). The SHA-256 of the bytes
+    read is kept for :func:`read_digest` (provenance records the input as it was analysed)."""
     lim = limits or current_limits()
     name = source or str(path)
-    with open(path, "rb") as fh:
-        if fh.read(2) == b"\x1f\x8b":
-            fh.seek(0)
-            return gunzip(fh, name, lim)
-        fh.seek(0)
-        size = os.fstat(fh.fileno()).st_size
+    with open(path, "rb") as raw:
+        fh = _Hashing(raw)
+        if raw.read(2) == b"\x1f\x8b":
+            raw.seek(0)
+            data = gunzip(fh, name, lim)
+            while fh.read(_CHUNK):  # trailing padding the decompressor skipped: still part of the file
+                pass
+            _remember(path, raw, fh)
+            return data
+        raw.seek(0)
+        size = os.fstat(raw.fileno()).st_size
         if size > lim.max_bytes:
             raise _too_big(name, f"holds {_size(size)}", lim)
         parts = [fh.read(size)]  # then whatever the file grew by while it is read, still bounded
@@ -293,6 +359,7 @@ def read_bytes(path: Path, *, limits: ReadLimits | None = None, source: str | No
             if total > lim.max_bytes:
                 raise _too_big(name, "grew past the limit while it was read", lim)
             parts.append(chunk)
+        _remember(path, raw, fh)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
