@@ -179,9 +179,10 @@ def _main(argv: Sequence[str] | None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = ui.show_warning  # each warning as one line, when it happens
-            from evalkit.io._limits import parse_limit_specs, read_limits
+            from evalkit.io._limits import parse_limit_specs, preflight, read_limits
 
             with read_limits(parse_limit_specs(getattr(args, "limit", None) or [])):
+                preflight([a for a in argv if a != args.command and not a.startswith("-")])  # bombs: before imports
                 return int(args.func(args) or 0)
     except KeyboardInterrupt:
         ui.close_bar()

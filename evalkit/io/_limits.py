@@ -49,7 +49,7 @@ class _Readable(Protocol):
     def read(self, n: int, /) -> bytes: ...
 
 __all__ = ["ReadLimits", "current_limits", "read_limits", "parse_limit_specs", "read_bytes", "gunzip",
-           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix", "read_digest"]
+           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix", "read_digest", "check_declared", "preflight"]
 
 _ENV = {"max_bytes": "EVALKIT_MAX_BYTES", "max_ratio": "EVALKIT_MAX_RATIO", "ratio_grace": "EVALKIT_RATIO_GRACE",
         "max_line_bytes": "EVALKIT_MAX_LINE_BYTES", "max_columns": "EVALKIT_MAX_COLUMNS",
@@ -431,6 +431,47 @@ def _zstd_reader(raw: _Raw) -> Any:
     return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[arg-type]
 
 
+def check_declared(info: Any, source: str, limits: ReadLimits | None = None) -> None:
+    """Refuse a zip member (a :class:`zipfile.ZipInfo`) whose header declares more than
+    ``max_bytes`` or more than ``max_ratio`` times its compressed size, before a byte of it is
+    decompressed. Headers can lie, so :func:`read_zip_member` also streams with the caps."""
+    lim = limits or current_limits()
+    declared, packed = int(info.file_size), int(info.compress_size)
+    if declared > lim.ratio_grace and declared > lim.max_ratio * max(packed, 1):
+        raise _bomb(source, declared, packed, lim)
+    if declared > lim.max_bytes:
+        raise _too_big(source, f"declares {_size(declared)} in its zip header", lim)
+
+
+def preflight(paths: list[str], limits: ReadLimits | None = None) -> None:
+    """Refuse, in milliseconds and with the standard library only, the inputs among ``paths``
+    (files; anything else is skipped) that are zip archives whose headers declare a bomb, or gzip
+    files whose first compressed bytes already decompress past ``max_ratio``: before the command
+    imports its dependencies or reads anything else."""
+    import zipfile
+
+    lim = limits or current_limits()
+    for spec in paths:
+        p = Path(spec)
+        try:
+            if not p.is_file():
+                continue
+            with open(p, "rb") as fh:
+                magic = fh.read(4)
+        except (OSError, ValueError):
+            continue
+        if magic[:2] == b"\x1f\x8b":
+            check_gzip_prefix(p, limits=lim, prefix=max(lim.ratio_grace * 4, 4 << 20))
+        elif magic == b"PK\x03\x04":
+            try:
+                with zipfile.ZipFile(p) as z:
+                    infos = z.infolist()
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+                continue  # the reader says what is wrong with it
+            for info in infos:
+                check_declared(info, f"{p.name} (member {info.filename!r})", lim)
+
+
 def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
     """The bytes of one member (a :class:`zipfile.ZipInfo`) of the zip archive at ``path``.
 
@@ -440,6 +481,7 @@ def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, 
     """
     lim = limits or current_limits()
     name = source or f"{path.name} (member {info.filename!r})"
+    check_declared(info, name, lim)
     archive = os.path.getsize(path)
     with open(path, "rb") as fh:
         fh.seek(info.header_offset)
