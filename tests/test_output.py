@@ -170,10 +170,11 @@ for line in sys.stdin:
 
 def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_complete(tmp_path):
     """The issue's acceptance: `evalkit rate --force` over a complete older folder, interrupted
-    (SIGKILL or SIGINT) just before each of its file-system operations in turn: the input's read,
+    (SIGKILL, SIGINT or SIGTERM) just before each of its file-system operations in turn: the input's read,
     the check of --out, the lock, every file written, the manifest, the exchange and the removal
     of the old folder. Whatever is left at --out must be the complete old folder or the complete
-    new one, never a mix; a SIGINT prints one line that says truthfully whether --out changed.
+    new one, never a mix; SIGINT exits 130 and SIGTERM 143, each with one line that says
+    truthfully whether --out changed.
 
     The moments are operations, not times (the signal is raised from an audit hook in the
     command's process), so a loaded machine moves no kill: the test is deterministic. The runs are
@@ -210,6 +211,7 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
         # re-check, exchange, removal of the old folder) get both
         tries = [(at, "SIGKILL" if at % 2 else "SIGINT") for at in range(1, n_events + 1)]
         tries += [(at, "SIGINT" if at % 2 else "SIGKILL") for at in range(n_events - 11, n_events + 1)]
+        tries += [(at, "SIGTERM") for at in range(2, n_events + 1, 4)]  # SIGTERM: exit 143, one line
         for at, sig in sorted(tries):
             code, text = run(2, at, sig)
             assert verify_dir(out) == [], f"{sig} before operation {at}: {verify_dir(out)}"
@@ -221,8 +223,9 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
             if sig == "SIGKILL":
                 assert code == -signal.SIGKILL, (at, code, text)
             else:
-                lines = [x for x in text.splitlines() if "interrupted" in x]
-                assert code == 130 and len(lines) == 1, (at, code, text)
+                word, want = ("interrupted", 130) if sig == "SIGINT" else ("terminated", 128 + signal.SIGTERM)
+                lines = [x for x in text.splitlines() if word in x]
+                assert code == want and len(lines) == 1, (at, code, text)
                 said_new = "written in full" in lines[0]
                 assert said_new == is_new and (is_new or "no output folder was changed" in lines[0]), lines
             outcomes.append(is_new)
