@@ -140,3 +140,30 @@ def test_two_processes_contending_for_one_out_the_second_fails_and_the_first_is_
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before and verify_dir(out) == []
     assert json.loads((out / "run.json").read_text())["run"] == "first"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["first", "in.csv", "o"]  # the second's partial removed
+
+
+def test_a_weight_column_in_left_right_tables_counts_on_both_engines(tmp_path, capsys):
+    """A left,right,winner table with a weight column: the weight is used (it had been dropped
+    silently), on both engines, and a row of weight 3 is the same as the row written 3 times."""
+    weighted = tmp_path / "w.csv"
+    weighted.write_text("left,right,winner,weight\n" + "".join(f"{r},{k}\n" for r, k in zip(ROWS, [3, 1, 1, 2, 1, 1],
+                                                                                            strict=True)))
+    repeated = tmp_path / "r.csv"
+    repeated.write_text("left,right,winner\n" + "".join(f"{r}\n" * k for r, k in zip(ROWS, [3, 1, 1, 2, 1, 1],
+                                                                                     strict=True)))
+    answers = {}
+    for engine in ("duckdb", "pandas"):
+        for path in (weighted, repeated):
+            for command in (["summary"], ["rate", "--n-resamples", "0"]):
+                code, out, err = _cli([command[0], str(path), "--engine", engine, "--json", *command[1:]], capsys)
+                assert code == 0, err
+                answers[(engine, path.name, command[0])] = out
+    for command in ("summary", "rate"):
+        assert len({v for k, v in answers.items() if k[2] == command}) == 1, command  # 4 runs, one answer
+    a = next(m for m in json.loads(answers[("pandas", "w.csv", "summary")]) if m["model"] == "a")
+    assert a["n"] == 3 + 1 + 2 + 1  # a's rows: a,b (3), a,c (1), c,a (2), b,a (1)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("left,right,winner,weight\na,b,left,-1\nb,a,left,1\n")
+    for engine in ("duckdb", "pandas"):
+        code, _, err = _cli(["summary", str(bad), "--engine", engine], capsys)
+        assert code == 2 and "'weight'" in err and "line 2" in err, err
