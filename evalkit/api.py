@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalkit.budget import CurveResult, InflectionResult
     from evalkit.io.report import ReadReport
+    from evalkit.metrics.cost import EfficiencyResult
     from evalkit.stats.runs import RunComparison
     from evalkit.studies.fig11 import Figure11Config
 
@@ -174,9 +175,11 @@ class Comparison:
     Attributes
     ----------
     table : DataFrame
-        One row per pair: ``a`` (the later run), ``b`` (the earlier), ``diff = mean_a - mean_b``
-        (second minus first: candidate - baseline), its SE, interval, test and Holm-adjusted p
-        (:func:`evalkit.stats.runs.compare_runs`).
+        One row per pair, the table of ``evalkit compare`` (its ``tables/run_comparisons.csv``):
+        ``baseline`` (the earlier run), ``candidate`` (the later), ``mean_baseline``,
+        ``mean_candidate``, ``"diff (candidate − baseline)"`` (second minus first), its SE,
+        interval, test and Holm-adjusted p (:func:`evalkit.stats.runs.compare_runs`, columns named
+        by :func:`evalkit.report.tasks.labelled_pairs`).
     outcomes : DataFrame
         One row per (system, task, run) with its final score.
     result : RunComparison
@@ -189,9 +192,12 @@ class Comparison:
     confidence_level: float = 0.95
 
     def _line(self, row: Any) -> str:
+        from evalkit.report.tasks import DIFF_LABEL
+
+        diff = _fmt(float(row[DIFF_LABEL]), '+.3g')
         if row.get("pvalue") != row.get("pvalue"):  # NaN: no test (too few tasks, ...)
-            return f"{row['a']} - {row['b']} = {_fmt(float(row['diff']), '+.3g')} (not tested: {row.get('note', '')})"
-        return (f"{row['a']} - {row['b']} = {_fmt(float(row['diff']), '+.3g')}, {self.confidence_level:.0%} CI "
+            return f"{row['candidate']} − {row['baseline']} = {diff} (not tested: {row.get('note', '')})"
+        return (f"{row['candidate']} − {row['baseline']} = {diff}, {self.confidence_level:.0%} CI "
                 f"[{_fmt(float(row['ci_low']))}, {_fmt(float(row['ci_high']))}], {row['test']} "
                 f"p = {_fmt(float(row['pvalue']))}; {int(row['n_tasks'])} tasks")
 
@@ -214,20 +220,17 @@ class Comparison:
     def to_frame(self) -> pd.DataFrame:
         return self.table.copy()
 
+    def efficiency(self, *, prices: Any = None, method: str = "delta", per: Sequence[str] | None = None,
+                   n_resamples: int = 2000, rng: RNGLike = 0) -> EfficiencyResult:
+        """What each system spent and its score per token and per dollar, with the paired ratios candidate /
+        baseline of this comparison's pairs, as ``evalkit compare`` prints them
+        (:func:`evalkit.metrics.efficiency`; ``prices``: dollars per million input, output and cache tokens
+        per model, for logs that record tokens only; ``method``: "delta" or "bootstrap")."""
+        from evalkit.metrics.cost import efficiency
 
-def _names_of(runs: Sequence[Any], names: Sequence[str] | None) -> list[str]:
-    if names is not None:
-        if len(names) != len(runs):
-            raise ValueError(f"names gives {len(names)} names for {len(runs)} runs.")
-        return [str(n) for n in names]
-    out = []
-    for r in runs:
-        if isinstance(r, (str, os.PathLike)):
-            p = Path(r)
-            out.append((p.stem if p.is_file() else p.name) or str(r))
-        else:
-            out.append(str(len(out) + 1))
-    return out if len(set(out)) == len(out) else [str(r) for r in runs]
+        pairs = list(zip(self.table["baseline"], self.table["candidate"], strict=True))
+        return efficiency(self.outcomes, prices=prices, method=method, per=per, pairs=pairs,
+                          confidence_level=self.confidence_level, n_resamples=n_resamples, rng=rng)
 
 
 def compare_runs(
@@ -238,8 +241,9 @@ def compare_runs(
     """Compare agent runs on shared tasks: paired per-task differences, second minus first.
 
     ``compare_runs(baseline, candidate)`` gives candidate - baseline, like
-    ``evalkit compare BASELINE CANDIDATE``; with more runs every later run is compared with
-    every earlier one (Holm over the pairs), or each with ``baseline``.
+    ``evalkit compare BASELINE CANDIDATE``, with the same system names and the same table; with
+    more runs every later run is compared with every earlier one (Holm over the pairs), or each
+    with ``baseline``.
 
     Parameters
     ----------
@@ -248,7 +252,9 @@ def compare_runs(
         lm-eval samples, JSONL events; see :func:`evalkit.io.logs.read_logs`). Or a single
         DataFrame of outcomes with ``system, task, score`` (one row per run of a task).
     names : list of str, optional
-        The systems' names (default: each path's base name).
+        The systems' names. Default, as ``evalkit compare``: the model its logs name, else the
+        path's base name; two runs of one model are told apart by their paths
+        (``mockllm/model (baseline)``; :func:`evalkit.io.logs.run_names`).
     baseline : str, optional
         Compare every other system with this one.
     cluster : str, optional
@@ -275,13 +281,26 @@ def compare_runs(
     >>> outcomes = pd.DataFrame({"system": ["base"] * 4 + ["new"] * 4, "task": list("abcd") * 2,
     ...                          "score": [0, 1, 0, 1, 1, 1, 1, 1]})
     >>> c = evalkit.compare_runs(outcomes, names=None, baseline="base")
-    >>> float(c.to_frame()["diff"].iloc[0])
-    0.5
+    >>> c.to_frame()[["baseline", "candidate", "diff (candidate − baseline)"]]
+      baseline candidate  diff (candidate − baseline)
+    0     base       new                          0.5
     """
+    from evalkit.report.tasks import labelled_pairs
+    from evalkit.stats.runs import compare_runs as _compare
+
+    outcomes, order = _outcomes_of(runs, names, cluster, budget, read_options)
+    res = _compare(outcomes, pairs=_pairs_of(order, baseline), cluster=cluster, test=test, adjust=adjust,
+                   alpha=alpha, confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
+    return Comparison(labelled_pairs(res.table), outcomes, res, confidence_level)
+
+
+def _outcomes_of(runs: Sequence[Any], names: Sequence[str] | None, cluster: str | None, budget: str,
+                 read_options: Mapping[str, Any]) -> tuple[pd.DataFrame, list[str]]:
+    """One row per (system, task, run) and the systems in argument order: a given outcome table, or each
+    run's logs read and named as ``evalkit compare`` names them."""
     import pandas as pd
 
     from evalkit._lazy import is_dataframe
-    from evalkit.stats.runs import compare_runs as _compare
 
     if len(runs) == 1 and is_dataframe(runs[0]):
         outcomes = runs[0].copy()
@@ -289,31 +308,32 @@ def compare_runs(
         if missing:
             raise ValueError(f"The outcomes lack the column(s) {missing}; they have {list(outcomes.columns)}.")
         outcomes["system"] = outcomes["system"].astype(str)
-        order = list(dict.fromkeys(outcomes["system"]))
-    else:
-        if len(runs) < 2:
-            raise ValueError("compare_runs needs two runs (e.g. compare_runs('runs/a', 'runs/b')), or one DataFrame "
-                             "of outcomes with system, task and score.")
-        from evalkit.io.logs import LogOptions, read_logs, session_outcomes
+        return outcomes, list(dict.fromkeys(outcomes["system"]))
+    if len(runs) < 2:
+        raise ValueError("compare_runs needs two runs (e.g. compare_runs('runs/a', 'runs/b')), or one DataFrame "
+                         "of outcomes with system, task and score.")
+    from evalkit.io.logs import LogOptions, read_logs, run_names, session_outcomes
 
-        order = _names_of(runs, names)
-        meta = (cluster,) if cluster and cluster not in ("system", "input", "epoch") else ()
-        options = LogOptions(budget=budget, metadata=meta, **read_options)
-        parts = []
-        for name, run in zip(order, runs, strict=True):
-            traces = read_logs(run, options)
-            out = session_outcomes(traces, by=[c for c in (cluster,) if c])
-            parts.append(out.assign(system=name))
-        outcomes = pd.concat(parts, ignore_index=True)
-    if baseline is not None:
-        if baseline not in order:
-            raise ValueError(f"The baseline {baseline!r} is not one of the systems {order}.")
-        pairs: list[tuple[str, str]] = [(s, baseline) for s in order if s != baseline]
-    else:
-        pairs = [(order[j], order[i]) for i in range(len(order)) for j in range(i + 1, len(order))]
-    res = _compare(outcomes, pairs=pairs, cluster=cluster, test=test, adjust=adjust, alpha=alpha,
-                   confidence_level=confidence_level, n_resamples=n_resamples, rng=rng)
-    return Comparison(res.table, outcomes, res, confidence_level)
+    meta = (cluster,) if cluster and cluster not in ("system", "input", "epoch") else ()
+    options = LogOptions(budget=budget, metadata=meta, **read_options)
+    keys = [str(r) if isinstance(r, (str, os.PathLike)) else f"run {i + 1}" for i, r in enumerate(runs)]
+    parts = [session_outcomes(read_logs(run, options), by=[c for c in (cluster,) if c]).assign(input=key)
+             for key, run in zip(keys, runs, strict=True)]
+    outcomes = pd.concat(parts, ignore_index=True)
+    named = run_names(outcomes, keys, names)
+    outcomes["logged_system"] = outcomes["system"].astype(str)
+    outcomes["system"] = outcomes["input"].map(named)
+    return outcomes, [named[k] for k in keys]
+
+
+def _pairs_of(order: list[str], baseline: str | None) -> list[tuple[str, str]]:
+    """``(candidate, baseline)`` pairs: each system against ``baseline``, else each later system against each
+    earlier one."""
+    if baseline is None:
+        return [(order[j], order[i]) for i in range(len(order)) for j in range(i + 1, len(order))]
+    if baseline not in order:
+        raise ValueError(f"The baseline {baseline!r} is not one of the systems {order}.")
+    return [(s, baseline) for s in order if s != baseline]
 
 
 # ---- Elo against budget --------------------------------------------------------------------
@@ -371,6 +391,22 @@ class EloCurve:
 
         first = next(iter(self.inflection.values()), None)
         return plot_elo_curves(self.result, ax=ax, inflection=first)
+
+
+def _names_of(runs: Sequence[Any], names: Sequence[str] | None) -> list[str]:
+    """``elo_curve``'s system names: ``names``, else each path's base name."""
+    if names is not None:
+        if len(names) != len(runs):
+            raise ValueError(f"names gives {len(names)} names for {len(runs)} runs.")
+        return [str(n) for n in names]
+    out = []
+    for r in runs:
+        if isinstance(r, (str, os.PathLike)):
+            p = Path(r)
+            out.append((p.stem if p.is_file() else p.name) or str(r))
+        else:
+            out.append(str(len(out) + 1))
+    return out if len(set(out)) == len(out) else [str(r) for r in runs]
 
 
 def _sessions(sources: Sequence[Any], names: Sequence[str] | None, budget: str,

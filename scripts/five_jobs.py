@@ -39,8 +39,9 @@ def main() -> int:
     comparison = evalkit.compare_runs(runs / "baseline", runs / "candidate", cluster="family")
     print(repr(comparison))
     print(comparison.summary())
-    row = comparison.to_frame().iloc[0]
-    assert (row["a"], row["b"]) == ("candidate", "baseline") and row["diff"] > 0
+    row = comparison.to_frame().iloc[0]  # the table of `evalkit compare`: baseline, candidate, the difference
+    assert row["candidate"].endswith("(candidate)") and row["baseline"].endswith("(baseline)")
+    assert row["diff (candidate − baseline)"] > 0
 
     # %% 3. Simulate seed 000's four systems on one agent-time budget
     sim = evalkit.simulate(n_tasks=6, n_sessions=4, rng=0)

@@ -7,6 +7,9 @@
    and the doubling time (the same calls as ``evalkit horizon data/metr/runs.csv.gz --dates ...``).
 2. Completion x quality and score per output token on data/seed002/mlr_submissions.csv.
 3. Cost, efficiency and the frontier on data/cost/runs.csv priced with data/cost/prices.csv.
+4. Cost and efficiency in ``evalkit compare`` on the Inspect logs of data/agent_runs (tokens only, priced with
+   data/cost/agent_runs_prices.csv), and in ``evalkit summary`` on the real mini-swe-agent logs of
+   tests/data/harness (their own cost; Gemini 3 Pro's published prices give the same dollars).
 """
 
 from __future__ import annotations
@@ -99,9 +102,48 @@ def cost() -> None:
         print(s)
 
 
+def _cli_json(args: list[str]) -> dict:
+    """Run an evalkit command in this process and return its --json result."""
+    import contextlib
+    import io
+
+    from evalkit.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*args, "--json"])
+    if code != 0:
+        raise SystemExit(f"evalkit {' '.join(args)} exited {code}: {err.getvalue()}")
+    for line in err.getvalue().splitlines():
+        if "gets" in line and "x the score per" in line:
+            print(line)
+    return json.loads(out.getvalue())
+
+
+def cost_in_commands() -> None:
+    import tempfile
+
+    fmt = {"float_format": lambda v: f"{v:.4g}", "index": False}
+    with tempfile.TemporaryDirectory() as tmp:
+        print("\n== evalkit compare data/agent_runs/baseline data/agent_runs/candidate "
+              "--prices data/cost/agent_runs_prices.csv")
+        got = _cli_json(["compare", str(ROOT / "data/agent_runs/baseline"), str(ROOT / "data/agent_runs/candidate"),
+                         "--prices", str(ROOT / "data/cost/agent_runs_prices.csv"), "--out", f"{tmp}/c"])
+    usage = pd.DataFrame(got["usage"])
+    print(usage[usage["usage"].isin(["tokens", "output_tokens", "cost", "time"])].to_string(**fmt))
+    print(pd.DataFrame(got["efficiency"]).drop(columns="note").to_string(**fmt))
+    print(pd.DataFrame(got["efficiency_pairs"]).drop(columns="note").to_string(**fmt))
+    mini = ROOT / "tests/data/harness/mini_swe_agent/20251118_mini-v1.15.0_gemini-3-pro-preview"
+    print(f"\n== evalkit summary {mini.relative_to(ROOT)}")
+    got = _cli_json(["summary", str(mini)])
+    print(pd.DataFrame(got["usage"]).to_string(**fmt))
+    print(pd.DataFrame(got["efficiency"]).drop(columns="note").to_string(**fmt))
+
+
 if __name__ == "__main__":
     print("load:", os.getloadavg())
     horizon()
     completion()
     cost()
+    cost_in_commands()
     print("load:", os.getloadavg())

@@ -46,34 +46,45 @@ def test_the_five_jobs_are_exported_lazily_and_documented():
         evalkit.nope  # noqa: B018
 
 
+DIFF = "diff (candidate − baseline)"  # the CLI's header, naming the sign
+
+
 def test_compare_runs_has_the_cli_sign_convention(tmp_path):
     """``compare_runs(baseline, candidate)`` is candidate - baseline, as ``evalkit compare A B`` (+0.118)."""
     from evalkit.cli import main
 
     runs = data_file("agent_runs/truth.csv").parent
     c = evalkit.compare_runs(runs / "baseline", runs / "candidate", cluster="family")
-    row = c.to_frame().iloc[0]
-    assert (row["a"], row["b"]) == ("candidate", "baseline")
-    assert round(float(row["diff"]), 3) == 0.118  # the README's number
+    table = c.to_frame()
+    row = table.iloc[0]
+    # the CLI's names (the model the logs name, two runs of one model told apart by their paths) and columns
+    assert (row["baseline"], row["candidate"]) == ("mockllm/model (baseline)", "mockllm/model (candidate)")
+    assert round(float(row[DIFF]), 3) == 0.118  # the README's number
     assert main(["compare", str(runs / "baseline"), str(runs / "candidate"), "--cluster", "family",
                  "--out", str(tmp_path / "r"), "--quiet"]) == 0
     cli = pd.read_csv(tmp_path / "r" / "tables" / "run_comparisons.csv")
-    # the CLI's tables name the sign in the header (the logs room's rule: "diff (candidate − baseline)")
-    assert float(cli["diff (candidate − baseline)"].iloc[0]) == pytest.approx(float(row["diff"]), abs=1e-12)
+    # one table: the CLI's run_comparisons.csv has the API's columns, names and numbers
+    assert cli.columns.tolist() == table.columns.tolist()
+    assert cli[["baseline", "candidate"]].to_numpy().tolist() == table[["baseline", "candidate"]].to_numpy().tolist()
+    assert float(cli[DIFF].iloc[0]) == pytest.approx(float(row[DIFF]), abs=1e-12)
     assert float(cli["pvalue"].iloc[0]) == pytest.approx(float(row["pvalue"]), abs=1e-12)
-    assert repr(c).startswith("Comparison(candidate - baseline = +0.118") and len(repr(c)) < 200
-    assert "candidate - baseline = +0.118" in c.summary()
+    line = "mockllm/model (candidate) − mockllm/model (baseline) = +0.118"
+    assert repr(c).startswith(f"Comparison({line}") and len(repr(c)) < 200
+    assert line in c.summary()
+    named = evalkit.compare_runs(runs / "baseline", runs / "candidate", names=["old", "new"])
+    assert named.to_frame()[["baseline", "candidate"]].iloc[0].tolist() == ["old", "new"]  # as compare --names
 
 
 def test_compare_runs_on_a_frame_and_with_a_baseline():
     outcomes = pd.DataFrame({"system": ["base"] * 4 + ["new"] * 4 + ["old"] * 4, "task": list("abcd") * 3,
                              "score": [0, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 1]})
     c = evalkit.compare_runs(outcomes)  # every later system minus every earlier one
-    assert [tuple(p) for p in c.to_frame()[["a", "b"]].to_numpy()] == [("new", "base"), ("old", "base"),
-                                                                       ("old", "new")]
-    assert c.to_frame()["diff"].tolist() == pytest.approx([0.5, -0.25, -0.75])
+    assert [tuple(p) for p in c.to_frame()[["candidate", "baseline"]].to_numpy()] == [
+        ("new", "base"), ("old", "base"), ("old", "new")]
+    assert c.to_frame()[DIFF].tolist() == pytest.approx([0.5, -0.25, -0.75])
     b = evalkit.compare_runs(outcomes, baseline="new")
-    assert [tuple(p) for p in b.to_frame()[["a", "b"]].to_numpy()] == [("base", "new"), ("old", "new")]
+    assert [tuple(p) for p in b.to_frame()[["candidate", "baseline"]].to_numpy()] == [("base", "new"),
+                                                                                    ("old", "new")]
     with pytest.raises(ValueError, match="needs two runs"):
         evalkit.compare_runs("only-one")
 

@@ -17,45 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_runs", "run_names", "print_scores", "labelled_pairs", "DIFF_LABEL", "add_score_arguments"]
+__all__ = ["read_runs", "print_scores", "labelled_pairs", "DIFF_LABEL", "add_score_arguments"]
 
 DIFF_LABEL = "diff (candidate − baseline)"  # the same header as evalkit.report.tasks.DIFF_LABEL
-
-
-def _path_name(run: str) -> str:
-    p = Path(run)
-    return (p.stem if p.is_file() else p.name) or run
-
-
-def run_names(outcomes: Any, runs: Sequence[str], names: str | None) -> dict[str, str]:
-    """RUN -> system name (see the module docstring)."""
-    if names is not None:
-        given = [n.strip() for n in names.split(",")]
-        if len(given) != len(runs):
-            raise ValueError(f"--names gives {len(given)} names for {len(runs)} RUNs ({', '.join(runs)}).")
-        if len(set(given)) < len(given):
-            raise ValueError(f"--names must name each RUN differently; got {given}.")
-        return dict(zip(runs, given, strict=True))
-    out = {}
-    for r in runs:
-        models = sorted(set(outcomes.loc[outcomes["input"] == r, "system"].astype(str)))
-        out[r] = models[0] if len(models) == 1 else _path_name(r)
-    dup = _duplicates(out)
-    if dup:  # same name twice: add as much of each RUN's path as tells them apart (baseline/run-1, ...)
-        base = dict(out)
-        for k in range(1, 1 + max(len(Path(r).with_suffix("").parts) for r in dup)):
-            tags = {r: "/".join(Path(r).with_suffix("").parts[-k:]) for r in dup}
-            out = {r: (f"{base[r]} ({tags[r]})" if r in dup else v) for r, v in out.items()}
-            if not _duplicates(out):
-                break
-    return out
-
-
-def _duplicates(names: dict[str, str]) -> set[str]:
-    count: dict[str, int] = {}
-    for v in names.values():
-        count[v] = count.get(v, 0) + 1
-    return {r for r, v in names.items() if count[v] > 1}
 
 
 def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, cluster: str | None = None,
@@ -63,7 +27,10 @@ def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, 
     """One row per (system, task, run) with its final score and spend, what the reader counted, and the
     systems in RUN order."""
     from evalkit.cli._logs import read_log_inputs
-    from evalkit.io.logs import session_outcomes
+    from evalkit.io.logs import (  # pandas: when the command runs, not at --help
+        run_names,
+        session_outcomes,
+    )
 
     meta = tuple(c for c in (cluster, by) if c and c not in ("system", "input", "epoch"))
     traces = read_log_inputs(args, list(runs), metadata=meta)
@@ -84,7 +51,7 @@ def read_runs(args: argparse.Namespace, runs: Sequence[str], *, by: str | None, 
         outcomes["system"] = outcomes[key].astype(str)
         order = list(dict.fromkeys(outcomes["system"]))
     else:
-        names = run_names(outcomes, runs, getattr(args, "names", None))
+        names = run_names(outcomes, runs, getattr(args, "names", None), what="--names")
         outcomes["system"] = outcomes["input"].map(names)
         order = [names[r] for r in runs]
     read = {"files": traces.attrs.get("files", {}), "skipped": traces.attrs.get("skipped", []),
@@ -122,9 +89,11 @@ def _reported_text(entries: list[dict]) -> str:
 
 
 def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Sequence[str], *,
-                 cluster: str | None, title: str = "score of each run", before: tuple[str, Any] | None = None) -> Any:
+                 cluster: str | None, title: str = "score of each run", before: tuple[str, Any] | None = None,
+                 after: dict[str, tuple[str, Any]] | None = None) -> Any:
     """Score each system alone (:func:`evalkit.stats.score.score_runs`) and print the table (after the
-    ``before`` table, e.g. compare's pairs: ``(title, table)``), as one result (one JSON object with --json)."""
+    ``before`` table, e.g. compare's pairs: ``(title, table)``, and before the ``after`` tables, e.g. cost and
+    efficiency: ``{json key: (title, table)}``), as one result (one JSON object with --json)."""
     from evalkit.stats.score import score_runs
 
     res = score_runs(outcomes, cluster=cluster, confidence_level=args.confidence_level,
@@ -153,6 +122,8 @@ def print_scores(args: argparse.Namespace, outcomes: Any, read: dict, order: Seq
            "task, else t or CR1 clustered)"] = keys["scores"] = table
     if res.pass_k is not None and len(res.pass_k):
         titled["pass@k and pass^k (unbiased, averaged over tasks with at least k runs)"] = keys["pass_k"] = res.pass_k
+    for key, (t, tab) in (after or {}).items():
+        titled[t] = keys[key] = tab
     if args.ui.json:
         args.ui.result(keys if len(keys) > 1 else table)
     else:

@@ -73,6 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     seq.add_argument("--human", default=None, metavar="LABELS",
                      help="human labels (system, task, human): PPI++ corrected accuracy per system and difference per "
                           "pair, beside the judge-only and human-only ones, and the judge's agreement with the humans")
+    from evalkit.cli._cost import add_cost_arguments
+
+    add_cost_arguments(p)
     add_log_arguments(p)
     p.add_argument("--out", default="evalkit-compare", help="report folder (default ./evalkit-compare)")
     p.add_argument("--title", default="evalkit compare")
@@ -140,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         write_report,
     )
     from evalkit.report.compare import COMPARE_SECTIONS, compare_scores
+    from evalkit.report.efficiency import efficiency_section
 
     check_out_path(args.out, force=args.force)
     outcomes, read, order = read_outcomes(args)
@@ -162,6 +166,9 @@ def run(args: argparse.Namespace) -> int:
         if args.baseline is not None:
             names = [s for s in order if s != args.baseline]
             params["pairs"] = [(s, args.baseline) for s in names]
+        outcomes, cost = _cost_params(args, outcomes, params, order)
+        if cost is not None:
+            extra.append(efficiency_section)
         spec = ReportSpec(
             scores=compare_scores(outcomes), title=args.title, rng=args.rng, alpha=args.alpha,
             confidence_level=args.confidence_level, adjust=args.adjust, params=params,
@@ -172,17 +179,40 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.cli._common import report_headline
 
     report_headline(args.ui, out)  # the finding first
-    _print(args, out, outcomes, read, order, cluster, single)
+    _print(args, out, outcomes, read, order, cluster, single, cost)
     _print_anytime(args, out)
+    for sentence in params.get("efficiency_sentences") or ():
+        args.ui.info(sentence)
     args.ui.info(f"wrote {out / 'report.html'} and {out / 'report.md'} (run record: {out / 'run.json'})")
     return 0
 
 
+def _cost_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: dict,
+                 order: list[str]) -> tuple[pd.DataFrame, dict | None]:
+    """The runs with a priced cost (``--prices``), and the cost-and-efficiency tables (``--ratio-interval``) for
+    the report and stdout; None when the logs record no tokens or cost."""
+    from evalkit.cli._cost import cost_result, cost_tables
+
+    outcomes, result = cost_result(args, outcomes, params["anytime_pairs"])
+    params["outcomes"] = outcomes
+    params.update(prices=args.prices, ratio_interval=args.ratio_interval)
+    if result is None:
+        return outcomes, None
+    tables = cost_tables(result, order)
+    params.update(efficiency_tables=tables, efficiency_notes=list(result.notes),
+                  efficiency_sentences=result.sentences())
+    for note in result.notes:
+        args.ui.warn(note)
+    return outcomes, tables
+
+
 def _print(args: argparse.Namespace, out: Path, outcomes: pd.DataFrame, read: dict, order: list[str],
-           cluster: str | None, single: bool) -> None:
-    """stdout: the pair table (candidate − baseline) and each system alone with its spend; one system: its score."""
+           cluster: str | None, single: bool, cost: dict | None = None) -> None:
+    """stdout: the pair table (candidate − baseline), each system alone with its spend, and cost and efficiency
+    (paired ratios candidate / baseline); one system: its score."""
     if single:
-        print_scores(args, outcomes, read, order, cluster=cluster, title="one system: its score (nothing to pair with)")
+        print_scores(args, outcomes, read, order, cluster=cluster, title="one system: its score (nothing to pair with)",
+                     after=cost)
         return
     import pandas as pd
 
@@ -199,9 +229,9 @@ def _print(args: argparse.Namespace, out: Path, outcomes: pd.DataFrame, read: di
         names = {neutralize_cell(str(s)): str(s) for s in set(outcomes["system"])}
         table[["baseline", "candidate"]] = table[["baseline", "candidate"]].astype(str).replace(names)
         print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone",
-                     before=("paired over shared tasks: candidate − baseline", table[cols]))
+                     before=("paired over shared tasks: candidate − baseline", table[cols]), after=cost)
         return
-    print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone")
+    print_scores(args, outcomes, read, order, cluster=cluster, title="each system alone", after=cost)
 
 
 def _anytime_params(args: argparse.Namespace, outcomes: pd.DataFrame, params: dict, order: list[str]) -> list:

@@ -6,15 +6,9 @@ import argparse
 from typing import Any
 
 from evalkit.cli._common import add_common
+from evalkit.cli._cost import add_price_arguments
 
 __all__ = ["register", "run", "read_cost_runs", "add_price_arguments"]
-
-
-def add_price_arguments(p: argparse.ArgumentParser) -> None:
-    """``--prices``: dollars per million tokens per model, for logs that record tokens but no cost."""
-    p.add_argument("--prices", default=None, metavar="FILE",
-                   help="price table: model,input,output[,cache_read,cache_write] in dollars per million tokens "
-                        "(CSV/JSON); prices each run's tokens by its model (or system) into a cost column")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -76,21 +70,12 @@ def read_cost_runs(args: argparse.Namespace, paths: list[str]) -> Any:
 
 
 def price(runs: Any, prices: str | None) -> Any:
-    """``runs`` with ``tokens`` derived from input + output where missing, and a priced ``cost``."""
-    import numpy as np
+    """``runs`` with ``tokens`` derived from input + output where missing, and a priced ``cost``
+    (:func:`evalkit.metrics.cost.with_usage`)."""
+    from evalkit.cli._cost import read_price_flag
+    from evalkit.metrics.cost import with_usage
 
-    if "tokens" not in runs.columns and {"input_tokens", "output_tokens"} <= set(runs.columns):
-        runs = runs.assign(tokens=runs["input_tokens"].astype(float) + runs["output_tokens"].astype(float))
-    if "tokens_total" not in runs.columns and "tokens" in runs.columns and (
-            {"cache_read_tokens", "cache_write_tokens"} & set(runs.columns)):
-        extra = sum(np.nan_to_num(runs[c].to_numpy(float)) for c in ("cache_read_tokens", "cache_write_tokens")
-                    if c in runs.columns)
-        runs = runs.assign(tokens_total=runs["tokens"].to_numpy(float) + extra)
-    if prices:
-        from evalkit.metrics.cost import apply_prices, read_prices
-
-        runs = apply_prices(runs, read_prices(prices))
-    return runs
+    return with_usage(runs, read_price_flag(prices) if prices else None)
 
 
 def _table_file(paths: list[str]) -> bool:

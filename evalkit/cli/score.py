@@ -37,6 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("runs", nargs="+", metavar="RUN", help="logs of one system each (file, folder or glob)")
     add_score_arguments(p)
+    from evalkit.cli._cost import add_cost_arguments
+
+    add_cost_arguments(p, resampling=True)
     add_log_arguments(p)
     p.add_argument("--out", default=None, metavar="FILE", help="also write the score table to FILE.csv or FILE.md")
     add_common(p, writes=True)
@@ -54,7 +57,13 @@ def score_logs(args: argparse.Namespace) -> int:
         cluster = apply_cluster(args, outcomes)
         files = ", ".join(f"{n} {fmt}" for fmt, n in sorted(read["files"].items()))
         args.ui.info(f"read {len(outcomes)} runs of tasks by {outcomes['system'].nunique()} system(s) from {files}")
-        res = print_scores(args, outcomes, read, order, cluster=cluster)
+        from evalkit.cli._cost import cost_result, cost_tables
+
+        outcomes, cost = cost_result(args, outcomes)  # --prices, score per token and per dollar (--ratio-interval)
+        for note in cost.notes if cost is not None else ():
+            args.ui.warn(note)
+        res = print_scores(args, outcomes, read, order, cluster=cluster,
+                           after=cost_tables(cost, order) if cost is not None else None)
     if getattr(args, "out", None):
         from evalkit.cli.summary import write_file
 

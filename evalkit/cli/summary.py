@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", default=None, help="judge name for files without a judge column")
     p.add_argument("--out", default=None, help="also write the table to FILE.csv or FILE.md")
     add_engine_arguments(p)
+    from evalkit.cli._cost import add_cost_arguments
+
+    add_cost_arguments(p, resampling=True)  # harness logs of runs only
     add_common(p, writes=True, reads=True)
     p.set_defaults(func=run)
 
@@ -50,6 +53,10 @@ def run(args: argparse.Namespace) -> int:
         write_file(None, args.out, force=args.force, check_only=True)
     if "-" not in args.path and _harness(args):
         return _score_harness_logs(args)
+    if args.prices or args.ratio_interval != "delta":
+        flag = "--prices" if args.prices else "--ratio-interval"
+        raise ValueError(f"{flag} applies to harness logs of runs (tokens and cost per task); {args.path[0]} holds "
+                         "pairwise judgments, which record no spend.")
     args.path = [inputs.path(p, reader=read_comparisons) for p in args.path]  # stdin spooled, for every reader
     source = args.path[0] if len(args.path) == 1 else args.path
     counts, report = aggregate_for_cli(source, args, format=args.format, baseline=args.baseline,

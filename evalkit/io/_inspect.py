@@ -48,6 +48,14 @@ def _score_value(value: object, where: str) -> float:
     )
 
 
+#: The token split each session also carries, for pricing (evalkit.metrics.cost.apply_prices): our column ->
+#: Inspect's ModelUsage field. Current Inspect providers log ``input_tokens`` without the cache reads and writes.
+SPLIT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+    ("cache_read_tokens", "input_tokens_cache_read"), ("cache_write_tokens", "input_tokens_cache_write"))
+SPLIT_COLUMNS: tuple[str, ...] = tuple(col for col, _ in SPLIT_FIELDS)
+
+
 def _usage_amounts(usage: Mapping) -> dict[str, float]:
     """Tokens (input + output), every token incl. cache (total_tokens), and cost of one model call."""
     tokens = float(usage.get("input_tokens") or 0) + float(usage.get("output_tokens") or 0)
@@ -56,7 +64,8 @@ def _usage_amounts(usage: Mapping) -> dict[str, float]:
     else:
         total = tokens + sum(float(usage.get(k) or 0) for k in ("input_tokens_cache_read", "input_tokens_cache_write"))
     cost = next((float(usage[k]) for k in ("total_cost", "cost") if usage.get(k) is not None), NAN)
-    return {"tokens": tokens, "tokens_total": total, "cost": cost}
+    split = {col: float(usage.get(key) or 0) for col, key in SPLIT_FIELDS}  # what prices differ by (--prices)
+    return {"tokens": tokens, "tokens_total": total, "cost": cost, **split}
 
 
 def _open_zip(path: Path) -> zipfile.ZipFile:
@@ -154,8 +163,9 @@ def sample_events(sample: Mapping) -> list:
 class SampleRead:
     """What one sample says: its submissions at the budget so far, the scorer used, and its totals.
 
-    ``tokens``, ``tokens_total`` and ``cost`` are the agent's own model calls (scorers excluded
-    unless asked); NaN when a call lacks the record (never a silent 0). ``time`` is the
+    ``tokens``, ``tokens_total``, ``cost`` and ``split`` (input, output, cache read and cache write
+    tokens: :data:`SPLIT_COLUMNS`) are the agent's own model calls (scorers excluded unless asked);
+    NaN when a call lacks the record (never a silent 0). ``time`` is the
     sample's ``working_time`` (else the end of its last model call), ``total_time`` its wall
     time, ``error`` the sample's error message (None if it ran to the end).
     """
@@ -165,6 +175,7 @@ class SampleRead:
     tokens: float = 0.0
     tokens_total: float = 0.0
     cost: float = 0.0
+    split: dict[str, float] = field(default_factory=dict)
     time: float = NAN
     total_time: float = NAN
     model_calls: int = 0
@@ -210,7 +221,7 @@ def inspect_session(sample: dict, budget: str, scorer: str | None, include_score
         scorer = next(iter(scores))
     out = SampleRead(scorer=scorer or "")
     regions = _Regions()
-    spent = {"tokens": 0.0, "tokens_total": 0.0, "cost": 0.0, "time": 0.0}
+    spent = {"tokens": 0.0, "tokens_total": 0.0, "cost": 0.0, "time": 0.0, **dict.fromkeys(SPLIT_COLUMNS, 0.0)}
     for ev in sample_events(sample):
         if regions.update(ev):
             continue
@@ -225,7 +236,7 @@ def inspect_session(sample: dict, budget: str, scorer: str | None, include_score
             usage = (ev.get("output") or {}).get("usage")
             if not usage:
                 out.calls_without_usage += 1
-                for k in ("tokens", "tokens_total", "cost"):
+                for k in ("tokens", "tokens_total", "cost", *SPLIT_COLUMNS):
                     spent[k] = NAN
                 continue
             for k, v in _usage_amounts(usage).items():
@@ -238,6 +249,7 @@ def inspect_session(sample: dict, budget: str, scorer: str | None, include_score
     elif scores and scorer is not None:
         raise ValueError(f"No scorer {scorer!r} {where}; the sample has {sorted(scores)}.")
     out.tokens, out.tokens_total, out.cost = spent["tokens"], spent["tokens_total"], spent["cost"]
+    out.split = {k: spent[k] for k in SPLIT_COLUMNS}
     wt = sample.get("working_time")
     out.time = float(wt) if isinstance(wt, (int, float)) else (spent["time"] if out.model_calls else NAN)
     if budget == "time" and is_nan(spent["time"]):

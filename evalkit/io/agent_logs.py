@@ -130,7 +130,7 @@ def inspect_rows(
         for b, s in read.subs:
             rows.append({"system": system or ev.get("model"), "task": task, "session": f"{prefix}:{epoch}",
                          "budget": b, "score": s, "source": path.name, "epoch": epoch, "tokens": read.tokens,
-                         "tokens_total": read.tokens_total, "cost": read.cost, "time": read.time,
+                         "tokens_total": read.tokens_total, "cost": read.cost, **read.split, "time": read.time,
                          "total_time": read.total_time, "status": header.get("status") or "success",
                          "error": read.error, "model": ev.get("model"), **extra})
     if not header:
@@ -274,9 +274,10 @@ def swe_agent_rows(
     stats = info.get("model_stats")
     if not stats:
         raise ValueError(f"{path.name} has no info.model_stats; is it a SWE-agent trajectory?")
-    usage = {"tokens": float(stats.get("tokens_sent", NAN)) + float(stats.get("tokens_received", NAN)),
-             "tokens_total": NAN, "cost": float(stats.get("instance_cost", stats.get("total_cost", NAN))),
-             "time": NAN}
+    sent, received = float(stats.get("tokens_sent", NAN)), float(stats.get("tokens_received", NAN))
+    usage = {"tokens": sent + received, "tokens_total": NAN,
+             "cost": float(stats.get("instance_cost", stats.get("total_cost", NAN))), "time": NAN,
+             "input_tokens": sent, "output_tokens": received}
     instance = path.stem
     value = _verdict(instance, resolved, path)
     meta = {"format": "swe_agent", "model": None, "stats_keys": sorted(stats)}
@@ -288,20 +289,28 @@ def swe_agent_rows(
                       "status": info.get("exit_status")}], [], [], meta)
 
 
-def _mini_usage(traj: Mapping) -> tuple[float, float]:
-    """Tokens (prompt + completion) and every token, summed over the model responses a mini-swe-agent
-    trajectory keeps in ``messages[].extra.response.usage`` (NaN when a response lacks usage)."""
-    tokens = total = 0.0
+def _mini_usage(traj: Mapping) -> dict[str, float]:
+    """Tokens (prompt + completion), every token, and the split for pricing (input without the cache reads
+    OpenAI's ``prompt_tokens`` include, output, cache reads from ``prompt_tokens_details.cached_tokens``), summed
+    over the model responses a mini-swe-agent trajectory keeps in ``messages[].extra.response.usage`` (NaN when
+    a response lacks usage)."""
+    out = dict.fromkeys(("tokens", "tokens_total", "input_tokens", "output_tokens", "cache_read_tokens"), 0.0)
     for m in traj.get("messages") or []:
         resp = ((m.get("extra") or {}).get("response") or {}) if isinstance(m, Mapping) else {}
         if not resp:
             continue
         usage = resp.get("usage")
         if not usage:
-            return NAN, NAN
-        tokens += float(usage.get("prompt_tokens") or 0) + float(usage.get("completion_tokens") or 0)
-        total += float(usage.get("total_tokens") or 0)
-    return tokens, total
+            return dict.fromkeys(out, NAN)
+        prompt, completion = float(usage.get("prompt_tokens") or 0), float(usage.get("completion_tokens") or 0)
+        details = usage.get("prompt_tokens_details")
+        cached = float((details.get("cached_tokens") if isinstance(details, Mapping) else 0) or 0)
+        out["tokens"] += prompt + completion
+        out["tokens_total"] += float(usage.get("total_tokens") or 0)
+        out["input_tokens"] += prompt - cached
+        out["output_tokens"] += completion
+        out["cache_read_tokens"] += cached
+    return out
 
 
 def mini_swe_agent_rows(
@@ -321,8 +330,7 @@ def mini_swe_agent_rows(
     info = traj.get("info") or {}
     stats = info.get("model_stats") or {}
     model = ((info.get("config") or {}).get("model") or {}).get("model_name")
-    tokens, total = _mini_usage(traj)
-    usage = {"tokens": tokens, "tokens_total": total, "cost": float(stats.get("instance_cost", NAN)), "time": NAN}
+    usage = {**_mini_usage(traj), "cost": float(stats.get("instance_cost", NAN)), "time": NAN}
     instance = str(traj.get("instance_id") or path.name.removesuffix(".traj.json"))
     value = _verdict(instance, resolved, path)
     meta = {"format": "mini_swe_agent", "model": model}
@@ -406,12 +414,27 @@ def read_event_stream(
             continue
         ev[f"_{unit}"] = amount.groupby(key).cumsum() if unit != "time" else amount
     ev["budget"] = ev[f"_{budget}"]
+    split = _split_columns(ev, key)
     scored = pd.to_numeric(ev["score"], errors="coerce").notna()
     extra = [c for c in keep if c in ev.columns and c not in ("system", "task", "session", "budget", "score")]
     out = ev.loc[scored, ["system", "task", "session", "budget", "score", "line", *extra,
-                          *(f"_{u}" for u in USAGE_COLUMNS)]]
-    out = out.rename(columns={f"_{u}": u for u in USAGE_COLUMNS})
+                          *(f"_{u}" for u in (*USAGE_COLUMNS, *split))]]
+    out = out.rename(columns={f"_{u}": u for u in (*USAGE_COLUMNS, *split)})
     return finish_rows(out.assign(source=source).to_dict("records"), _unscored_sessions(ev, scored), source)
+
+
+def _split_columns(ev: pd.DataFrame, key: list[pd.Series]) -> list[str]:
+    """Add the cumulative input, output, cache-read and cache-write tokens the stream records (``_<column>``, for
+    pricing with --prices); return the columns added."""
+    added = []
+    for col, names in (("input_tokens", ("input_tokens",)), ("output_tokens", ("output_tokens",)),
+                       ("cache_read_tokens", _EVENT_ALIASES["cache_read"]),
+                       ("cache_write_tokens", _EVENT_ALIASES["cache_write"])):
+        hit = [n for n in names if n in ev.columns]
+        if hit:
+            ev[f"_{col}"] = pd.to_numeric(ev[hit[0]], errors="coerce").fillna(0.0).groupby(key).cumsum()
+            added.append(col)
+    return added
 
 
 def _load_events(path: str | os.PathLike[str] | pd.DataFrame,

@@ -66,7 +66,7 @@ from evalkit.io.swe_bench import Verdicts, read_swe_bench_report, verdict_system
 from evalkit.io.traces import validate_traces
 
 __all__ = ["LOG_FORMATS", "COMPARISON_LOG", "LogOptions", "expand_paths", "log_format", "iter_log_rows",
-           "read_logs", "session_outcomes"]
+           "read_logs", "session_outcomes", "run_names"]
 
 LOG_FORMATS: tuple[str, ...] = ("inspect", "swe_agent", "mini_swe_agent", "swe_bench", "lm_eval",
                                 "mt_bench_single", "table", "events")
@@ -506,7 +506,9 @@ def _names(inputs: object) -> str:
     return ", ".join(repr(str(i)) for i in items[:3]) + (" ..." if len(items) > 3 else "")
 
 
-_KEEP = (*USAGE_COLUMNS, "total_time", "status", "model", "input", "api_calls")
+#: The token split of a session, kept for pricing (evalkit.metrics.cost.apply_prices, --prices).
+_SPLIT = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_KEEP = (*USAGE_COLUMNS, *_SPLIT, "total_time", "status", "model", "input", "api_calls")
 
 
 def session_outcomes(traces: pd.DataFrame, *, by: str | Sequence[str] = ()) -> pd.DataFrame:
@@ -518,11 +520,59 @@ def session_outcomes(traces: pd.DataFrame, *, by: str | Sequence[str] = ()) -> p
     -------
     pandas.DataFrame
         ``system, task, session, score, budget`` (budget at the final submission), ``by``
-        columns, then those of ``tokens, tokens_total, cost, time, total_time, status, model,
-        input, api_calls`` the table has.
+        columns, then those of ``tokens, tokens_total, cost, time, input_tokens, output_tokens,
+        cache_read_tokens, cache_write_tokens, total_time, status, model, input, api_calls`` the
+        table has.
     """
     keep = [by] if isinstance(by, str) else list(by)
     keep = [c for c in keep if c in traces.columns and c not in ("system", "task", "session", "score", "budget")]
     extra = [c for c in _KEEP if c in traces.columns and c not in keep]
     last = traces.groupby(["system", "task", "session"], sort=True, as_index=False).tail(1)
     return last[["system", "task", "session", "score", "budget", *keep, *extra]].reset_index(drop=True)
+
+
+# ---- naming the systems of several runs ------------------------------------------------------------
+
+
+def _path_name(run: str) -> str:
+    p = Path(run)
+    return (p.stem if p.is_file() else p.name) or run
+
+
+def run_names(outcomes: pd.DataFrame, runs: Sequence[str], names: str | Sequence[str] | None, *,
+              what: str = "names") -> dict[str, str]:
+    """Run -> system name, the rule of ``evalkit compare`` and :func:`evalkit.compare_runs`.
+
+    A run's system takes the model name its logs give (``outcomes["system"]`` of the rows whose
+    ``input`` is the run: Inspect's ``eval.model``, lm-eval's ``model_name``, ...) when they give
+    exactly one, else the run's file or folder name; ``names`` (a list, or ``"a,b"``) overrides;
+    two runs with the same name are told apart by as much of their paths as differs
+    (``mockllm/model (baseline)``). ``what`` names the option in errors (``--names`` for the CLI).
+    """
+    if names is not None:
+        given = [n.strip() for n in names.split(",")] if isinstance(names, str) else [str(n) for n in names]
+        if len(given) != len(runs):
+            raise ValueError(f"{what} gives {len(given)} names for {len(runs)} runs ({', '.join(runs)}).")
+        if len(set(given)) < len(given):
+            raise ValueError(f"{what} must name each run differently; got {given}.")
+        return dict(zip(runs, given, strict=True))
+    out = {}
+    for r in runs:
+        models = sorted(set(outcomes.loc[outcomes["input"] == r, "system"].astype(str)))
+        out[r] = models[0] if len(models) == 1 else _path_name(r)
+    dup = _duplicates(out)
+    if dup:  # same name twice: add as much of each run's path as tells them apart (baseline/run-1, ...)
+        base = dict(out)
+        for k in range(1, 1 + max(len(Path(r).with_suffix("").parts) for r in dup)):
+            tags = {r: "/".join(Path(r).with_suffix("").parts[-k:]) for r in dup}
+            out = {r: (f"{base[r]} ({tags[r]})" if r in dup else v) for r, v in out.items()}
+            if not _duplicates(out):
+                break
+    return out
+
+
+def _duplicates(names: dict[str, str]) -> set[str]:
+    count: dict[str, int] = {}
+    for v in names.values():
+        count[v] = count.get(v, 0) + 1
+    return {r for r, v in names.items() if count[v] > 1}

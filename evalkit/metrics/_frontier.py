@@ -263,7 +263,7 @@ def frontier(outcomes: pd.DataFrame, *, cost: str = "cost", method: str = "hal",
         f"({r.accuracy_high:.3g}) it would be on the frontier: its place hinges on a near-tie with "
         f"{'the line through its neighbours' if method == 'hal' else 'a system of about its cost and accuracy'}, "
         "where the bootstrap probability is not a reliable exclusion (the coverage study's near-tie cell: the "
-        "confidence set covers 0.88 there, not 0.95)." for r in table.itertuples() if r.near_tie)
+        "confidence set covers 0.86-0.89 there, not 0.95)." for r in table.itertuples() if r.near_tie)
     return FrontierResult(table=table.sort_values("cost", ignore_index=True), dropped=dropped, method=method, cost=cost,
                           confidence_level=level, n_resamples=n_resamples, min_completion=min_completion,
                           warnings=notes)
