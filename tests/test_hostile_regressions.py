@@ -167,3 +167,26 @@ def test_a_weight_column_in_left_right_tables_counts_on_both_engines(tmp_path, c
     for engine in ("duckdb", "pandas"):
         code, _, err = _cli(["summary", str(bad), "--engine", engine], capsys)
         assert code == 2 and "'weight'" in err and "line 2" in err, err
+
+
+def test_iter_jsonl_reads_once_with_located_errors_and_the_limits(tmp_path):
+    """The one JSON Lines loop of the readers (lm-eval samples, judge transcripts and events, the
+    verdict log): blank lines skipped, CR/CRLF/LF line ends, gzip, an error naming file, line and
+    column and what was expected, and the nesting limit before any line is parsed."""
+    import gzip
+
+    from evalkit.io._json import iter_jsonl
+    from evalkit.io._limits import LimitError, read_limits
+
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b'{"a": 1}\r\n\n{"a": 2}\r{"a": 3}\n')
+    assert list(iter_jsonl(path, "a record")) == [(1, {"a": 1}), (3, {"a": 2}), (4, {"a": 3})]
+    gz = tmp_path / "x.jsonl.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+    assert list(iter_jsonl(gz, "a record")) == list(iter_jsonl(path, "a record"))
+    path.write_text('{"a": 1}\n{"a": 2,, "b": 3}\n')
+    with pytest.raises(ValueError, match=r"x\.jsonl line 2, column 9 is not JSON .*expected a record\. Fix it"):
+        list(iter_jsonl(path, "a record", advice="Fix it."))
+    path.write_text('{"a": 1}\n' + "[" * 100 + "]" * 100 + "\n")
+    with read_limits(max_depth=50), pytest.raises(LimitError, match="max_depth"):
+        next(iter_jsonl(path, "a record"))  # refused before the first line is yielded
