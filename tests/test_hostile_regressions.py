@@ -81,7 +81,7 @@ def test_a_truncated_eval_in_a_folder_is_a_located_error_never_skipped(tmp_path,
 
 def test_a_folder_of_many_small_logs_is_read_whole(tmp_path):
     """A few hundred small logs in one folder (the audit's 100k, scaled down): every file read,
-    every session kept (per-file overhead: scripts/bench_io.py)."""
+    every session kept (per-file overhead: scripts/bench_many_files.py)."""
     from evalkit.io.logs import read_logs
 
     runs = tmp_path / "runs"
