@@ -123,10 +123,25 @@ def _parse_value(name: str, value: Any, where: str) -> int | float:
 _CURRENT: contextvars.ContextVar[ReadLimits | None] = contextvars.ContextVar("evalkit_read_limits", default=None)
 
 
+_ENV_CACHE: dict[tuple[str | None, ...], ReadLimits] = {}
+
+
+def _env_limits() -> ReadLimits:
+    """``ReadLimits.from_env()``, built once per set of environment values (readers ask for the
+    limits several times per file: parsing them each time cost ~0.1 ms a call)."""
+    key = tuple(os.environ.get(var) for var in _ENV.values())
+    found = _ENV_CACHE.get(key)
+    if found is None:
+        if len(_ENV_CACHE) > 64:
+            _ENV_CACHE.clear()
+        found = _ENV_CACHE[key] = ReadLimits.from_env()
+    return found
+
+
 def current_limits(limits: ReadLimits | Mapping[str, Any] | None = None) -> ReadLimits:
     """``limits`` when given (a mapping changes the current ones), else the innermost
     :func:`read_limits`, else the environment's."""
-    base = _CURRENT.get() or ReadLimits.from_env()
+    base = _CURRENT.get() or _env_limits()
     if limits is None:
         return base
     if isinstance(limits, ReadLimits):
