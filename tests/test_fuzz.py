@@ -548,3 +548,22 @@ def test_fuzz_full_size_bombs_in_one_process_under_setrlimit(tmp_path):
     peak_kb = max(r[3] for r in results)
     assert peak_kb < 1 << 20, f"peak RSS {peak_kb / 1024:.0f} MiB"
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("out-")) == []  # refused: no folder
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl", ".csv"])
+@pytest.mark.parametrize("kind", ["[", "{"])
+def test_every_reader_on_json_deeper_than_the_recursion_limit(tmp_path, suffix, kind):
+    """Deterministic companion of the fuzz cases: JSON 5,000 deep (past Python's recursion limit,
+    whatever the caller's stack) through every reader, at the default limits: clean errors only
+    (the fuzz had found a format sniffer that parsed such a first line and raised RecursionError)."""
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(h.deep_json(5000, kind=kind) + "\n")
+    for name, reader in READERS.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                reader(path)
+            except _CLEAN:
+                pass
+            except RecursionError as exc:
+                raise AssertionError(f"{name}: RecursionError") from exc

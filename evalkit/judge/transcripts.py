@@ -297,8 +297,10 @@ def _looks_like_table(path: Path) -> bool:
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     first = next((ln for ln in head.splitlines() if ln.strip()), b"")
+    if first.count(b"[") + first.count(b"{") > 64:  # deeply nested: no table row (the reader says what is wrong)
+        return False
     try:
         rec = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(rec, dict) and {"system", "task", "transcript"} <= set(rec)
