@@ -25,16 +25,25 @@ below) and then calls the peer's fastest path on counts, printing its scores:
 The peers print no intervals and check no existence; evalkit does both, so a ratio ≤ 1 means the
 whole evalkit command is at least as fast as the peer's bare fit.
 
+``--out``: A is ``evalkit rate FILE --out DIR``, the whole command with its output folder
+(leaderboard CSV/Markdown, ``leaderboard.png``, ``win_rates.png``, ``run.json``), against the
+floor (issue 27: ≤ 2× the ``GROUP BY`` at 200 × 1e7, figures included; ≤ 10 s at 1,000 sparsely
+compared models). DIR is removed between runs, outside the timing. It then times, in a child
+process, drawing and saving a 200 x 200 win-rate heatmap and a 200-row leaderboard (issue 27:
+well under a second each; the commands draw at most 60 models, ``evalkit.plots._layout``).
+
 Run::
 
     python scripts/bench_command.py                       # 3 sizes x 3 peers, 7 pairs each
     python scripts/bench_command.py --sizes 200x1e7 --peers floor,choix -n 5
+    python scripts/bench_command.py --out --sizes 200x1e7,1000x2e4 --peers floor -n 5
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -88,18 +97,48 @@ def run(cmd: list[str]) -> dict[str, float]:
             "rss": usage.ru_maxrss / 1024, "rc": float(os.waitstatus_to_exitcode(status))}
 
 
-def paired(a: list[str], b: list[str], n: int) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
-    """``n`` pairs A, B after one uncounted warm-up pair."""
-    run(a), run(b)
+def paired(a: list[str], b: list[str], n: int, *, out: Path | None = None
+           ) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    """``n`` pairs A, B after one uncounted warm-up pair (``out``: A's output folder, removed
+    before each A, untimed)."""
+    def run_a() -> dict[str, float]:
+        if out is not None:
+            shutil.rmtree(out, ignore_errors=True)
+        return run(a)
+
+    run_a(), run(b)
     ra, rb = [], []
     for _ in range(n):
-        ra.append(run(a))
+        ra.append(run_a())
         rb.append(run(b))
     return ra, rb
 
 
 def med(runs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in runs)
+
+
+FIGURES = """
+import time, numpy as np, pandas as pd
+from evalkit.plots._fonts import plot_fonts, save_png
+from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap
+n = 200
+gen = np.random.default_rng(0)
+names = [f"model-{k:05d}" for k in range(n)]
+m = gen.uniform(size=(n, n)); m[gen.uniform(size=(n, n)) < 0.5] = np.nan
+mat = pd.DataFrame(m, index=names, columns=names)
+elo = np.sort(gen.normal(1000, 100, n))[::-1]
+table = pd.DataFrame({"model": names, "elo": elo, "ci_low": elo - 30, "ci_high": elo + 30, "n": 500})
+opts = {"dpi": 100, "pil_kwargs": {"compress_level": 1}}
+with plot_fonts():
+    for what, draw in (("200 x 200 heatmap", lambda: plot_win_rate_heatmap(mat, max_models=n)),
+                       ("200-row leaderboard", lambda: plot_leaderboard(table, max_rows=n))):
+        for _ in range(2):  # the second: matplotlib warm (what the command's second figure sees)
+            t, c = time.perf_counter(), time.process_time()
+            ax = draw()
+            save_png(ax.figure, "/dev/null", tight=True, format="png", **opts)
+        print(f"| {what} | {time.perf_counter() - t:.3f} | {time.process_time() - c:.3f} |")
+"""
 
 
 def load() -> str:
@@ -116,10 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="20x1e5,200x1e6,2000x1e6", help="MODELSxROWS, comma-separated")
     ap.add_argument("--peers", default="floor,choix,evalica", help=f"of {', '.join(PEERS)}")
     ap.add_argument("-n", type=int, default=7, help="counted pairs per case (7)")
+    ap.add_argument("--out", action="store_true",
+                    help="A is `evalkit rate FILE --out DIR` (with its figures) instead of `evalkit rate FILE`")
     args = ap.parse_args(argv)
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     print(f"load average (1 min) before: {load()}; {os.cpu_count()} CPUs; {args.n} pairs per case after a warm-up")
-    print("| models × rows | B (reads with DuckDB `GROUP BY`) | `evalkit rate FILE` s | B s | "
+    command = "`evalkit rate FILE --out DIR`" if args.out else "`evalkit rate FILE`"
+    print(f"| models × rows | B (reads with DuckDB `GROUP BY`) | {command} s | B s | "
           "A ÷ B (median, range) | CPU A ÷ B | peak RSS MB A / B |")
     print("|---|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="bench_command_") as tmp:
@@ -127,10 +169,11 @@ def main(argv: list[str] | None = None) -> int:
             models, rows = parse_size(size)
             path = Path(tmp) / f"arena_{models}_{rows}.parquet"
             generate(path, rows, models)
-            a = [*evalkit_command(), "rate", str(path)]
+            out = Path(tmp) / "out" if args.out else None
+            a = [*evalkit_command(), "rate", str(path), *(["--out", str(out)] if out else [])]
             for peer in peers:
                 b = [sys.executable, "-c", PEERS[peer], str(path)]
-                ra, rb = paired(a, b, args.n)
+                ra, rb = paired(a, b, args.n, out=out)
                 bad = [r["rc"] for r in ra + rb if r["rc"] != 0]
                 ratios = [x["wall"] / y["wall"] for x, y in zip(ra, rb, strict=True)]
                 cpu = statistics.median(x["cpu"] / y["cpu"] for x, y in zip(ra, rb, strict=True))
@@ -139,6 +182,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"{med(ra, 'rss'):.0f} / {med(rb, 'rss'):.0f} |" + (f" exit codes {bad}" if bad else ""),
                       flush=True)
             path.unlink()
+    if args.out:
+        print(f"\nfigures drawn and saved as PNG (load {load()}):\n\n| figure | wall s | CPU s |\n|---|---:|---:|",
+              flush=True)
+        subprocess.run([sys.executable, "-c", FIGURES], check=True)
     print(f"load average (1 min) after: {load()}")
     return 0
 

@@ -113,27 +113,86 @@ def test_warnings_are_printed_when_they_happen(monkeypatch, capsys):
     assert seen["err_before_end"] == "evalkit verify: warning: first thing looks odd\n"
 
 
-def test_progress_bar_only_on_a_terminal_and_not_when_quiet():
-    def slow(*, progress, pause):
+def test_progress_bar_only_on_a_terminal_and_not_when_quiet(monkeypatch):
+    def slow(*, progress):
         for k in range(5):
             progress("bootstrap", k, 5)
-            time.sleep(pause)
         progress("bootstrap", 5, 5)
         return 7
 
+    monkeypatch.setenv("EVALKIT_PROGRESS_DELAY", "0")  # the documented knob: every bar at once, no timing
     for stream, quiet in ((io.StringIO(), False), (_Tty(), True)):  # piped, or --quiet: never drawn
         ui = UI("rate", quiet=quiet, stderr=stream)
-        assert not ui.bars and call(ui, "bootstrap", slow, pause=0.05) == 7 and stream.getvalue() == ""
+        assert not ui.bars and call(ui, "bootstrap", slow) == 7 and stream.getvalue() == ""
     piped = io.StringIO()  # piped with --verbose: one line per completed stage, for CI logs
-    assert call(UI("rate", verbose=True, stderr=piped), "bootstrap", slow, pause=0.0) == 7
+    assert call(UI("rate", verbose=True, stderr=piped), "bootstrap", slow) == 7
     assert piped.getvalue().startswith("bootstrap: 5/5 (") and piped.getvalue().count("\n") == 1
-    stream = _Tty()  # a terminal: drawn once the step has lasted 2 s
-    assert call(UI("rate", stderr=stream), "bootstrap", slow, pause=0.55) == 7
+    stream = _Tty()  # a terminal: drawn
+    assert call(UI("rate", stderr=stream), "bootstrap", slow) == 7
     assert "bootstrap" in stream.getvalue() and "5/5" in stream.getvalue()
+    monkeypatch.setenv("EVALKIT_PROGRESS_DELAY", "2")  # the default: tqdm waits 2 s before drawing
+    assert UI("rate", stderr=_Tty()).delay == 2.0
+    monkeypatch.setenv("EVALKIT_PROGRESS_DELAY", "soon")  # not a number: the default
+    assert UI("rate", stderr=_Tty()).delay == 2.0
 
 
-def test_step_without_callbacks_shows_elapsed_time_on_a_terminal():
+def test_step_without_callbacks_shows_elapsed_time_on_a_terminal(monkeypatch):
+    monkeypatch.setenv("EVALKIT_PROGRESS_DELAY", "0")
     stream = _Tty()
     ui = UI("demo", stderr=stream)
-    assert call(ui, "fitting", lambda: time.sleep(2.6) or 3) == 3
+
+    def work() -> int:  # returns once the step's bar is on the "terminal" (no sleep-based timing)
+        deadline = time.monotonic() + 60
+        while "fitting" not in stream.getvalue() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return 3
+
+    assert call(ui, "fitting", work) == 3
     assert "fitting" in stream.getvalue()
+
+
+def _stderr_of(cmd: list[str], *, tty: bool) -> str:
+    """stderr of ``cmd`` run on a real pseudo-terminal (``tty``) or a pipe."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, EVALKIT_PROGRESS_DELAY="0", TERM="xterm")
+    if not tty:
+        return subprocess.run(cmd, capture_output=True, env=env, check=True).stderr.decode()
+    master, slave = os.openpty()  # its size is never set (0 x 0): the bar must still draw
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    finally:
+        os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert proc.wait() == 0
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_bootstrap_of_2000_replicates_shows_a_bar_on_a_tty_and_none_piped():
+    cmd = [sys.executable, "-m", "evalkit", "rate", str(FOOD), "--n-resamples", "2000", "--seed", "1"]
+    on_tty = _stderr_of(cmd, tty=True)
+    assert "bootstrap:" in on_tty and "2000/2000" in on_tty and "\r" in on_tty  # a tqdm bar, redrawn in place
+    piped = _stderr_of(cmd, tty=False)
+    assert "read 30 rows" in piped  # the notes are there ...
+    assert "bootstrap:" not in piped and "\r" not in piped and "it/s" not in piped  # ... and no bar
+
+
+def test_rate_prints_its_headline_before_the_leaderboard(capsys):
+    """Issue 24: the headline comes first in rate's terminal output, as in compare's and report's."""
+    assert main(["rate", str(Path(__file__).parents[1] / "data" / "llmfao" / "gpt4-comparisons.csv"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Headline\n- ")
+    head, table = out.split("| rank |", 1)
+    first_row = table.split("\n")[2].split("|")  # header, rule, then the best model's row
+    assert first_row[1].strip() == "1" and f"- {first_row[2].strip()} leads 70 models" in head
+    assert "rank interval is 1–" in head and "flagged preliminary" in head  # the leader, then the thin-row caveat

@@ -7,7 +7,9 @@ Conventions (README, "Scripting: exit codes, JSON, progress"):
 - ``--quiet`` silences stderr except warnings and errors; ``--verbose`` adds tracebacks;
 - a progress bar (tqdm, on stderr) appears for any step that lasts over 2 s, only when
   stderr is a terminal and not under ``--quiet``; piped, progress is silent, or one line per
-  completed stage under ``--verbose`` (for CI logs);
+  completed stage under ``--verbose`` (for CI logs). ``EVALKIT_PROGRESS_DELAY`` (seconds, default
+  2) sets how long a step runs before its bar appears; ``0`` draws every bar at once and every
+  update (tqdm's ``delay`` and ``mininterval`` both 0), for tests and screen recordings;
 - ``-`` as an input path reads stdin (spooled to a temporary file);
 - ``--encoding`` decodes text inputs (passed to the reader as ``encoding=`` when it takes
   one, otherwise the file is re-encoded to UTF-8 first).
@@ -35,7 +37,19 @@ from evalkit._lazy import is_dataframe
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-__all__ = ["add_common", "UI", "Inputs", "call", "to_json", "report_headline"]
+__all__ = ["add_common", "UI", "Inputs", "call", "to_json", "report_headline", "progress_delay"]
+
+PROGRESS_DELAY = 2.0  # seconds a step runs before its bar appears (README, "Scripting")
+
+
+def progress_delay() -> float:
+    """Seconds before a progress bar appears: ``$EVALKIT_PROGRESS_DELAY`` or
+    :data:`PROGRESS_DELAY` (a value that is not a number ≥ 0 is ignored)."""
+    try:
+        value = float(os.environ.get("EVALKIT_PROGRESS_DELAY", PROGRESS_DELAY))
+    except ValueError:
+        return PROGRESS_DELAY
+    return value if value >= 0 else PROGRESS_DELAY
 
 
 def add_common(p: argparse.ArgumentParser, *, table: bool = True, writes: bool = False,
@@ -87,6 +101,7 @@ class UI:
         self._stage: str | None = None
         self._t0 = time.perf_counter()
         self.bars = not quiet and self.err.isatty() and os.environ.get("TERM") != "dumb"
+        self.delay = progress_delay()
 
     @property
     def err(self) -> Any:
@@ -161,8 +176,11 @@ class UI:
         if stage != self._stage or self._bar is None:
             self.close_bar()
             fmt = None if total else "{desc}: {elapsed}"
-            self._bar = tqdm(total=total, desc=label(stage), file=self.err, delay=2.0, leave=False,
-                             mininterval=0.25, bar_format=fmt, dynamic_ncols=True)
+            size = _unsized_terminal(self.err)
+            self._bar = tqdm(total=total, desc=label(stage), file=self.err, delay=self.delay, leave=False,
+                             mininterval=min(0.25, self.delay), miniters=0 if self.delay == 0 else None,
+                             bar_format=fmt, ncols=size[0] if size else None, nrows=size[1] if size else None,
+                             dynamic_ncols=size is None)
             self._stage = stage
         if total:
             self._bar.update(max(done - self._bar.n, 0))
@@ -184,6 +202,7 @@ class UI:
 
         def beat() -> None:
             t0 = time.monotonic()
+            self.progress(stage, 0, None)
             while not stop.wait(0.5):
                 self.progress(stage, int(time.monotonic() - t0), None)
 
@@ -195,6 +214,16 @@ class UI:
             stop.set()
             thread.join()
             self.close_bar()
+
+
+def _unsized_terminal(stream: Any) -> tuple[int, int] | None:
+    """``None`` for a terminal that reports its size (tqdm follows it), else 80 × 24: a
+    pseudo-terminal whose size was never set reports 0 × 0, where tqdm would draw nothing."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return 80, 24
+    return None if size.columns > 0 and size.lines > 0 else (80, 24)
 
 
 def report_headline(ui: UI, out: Path) -> None:

@@ -176,10 +176,18 @@ def looks_like_logs(paths: Sequence[str], mapping: dict[str, str] | None = None)
 
 def read_log_inputs(args: argparse.Namespace, paths: Sequence[str], *, metadata: Sequence[str] = (),
                     progress: object = None) -> pd.DataFrame:
-    """Read files / folders / globs of logs with the flags' options (errors name the flags)."""
+    """Read files / folders / globs of logs with the flags' options (errors name the flags); a
+    bar per file read on a terminal (``progress``, else the command's ``args.progress``)."""
     from evalkit.io.logs import read_logs
 
-    with cli_remedies(getattr(args, "_options", None)):
-        return read_logs(list(paths), log_options(args, metadata), progress=progress)  # type: ignore[arg-type]
+    if progress is None:
+        progress = getattr(args, "progress", None)
+    try:
+        with cli_remedies(getattr(args, "_options", None)):
+            return read_logs(list(paths), log_options(args, metadata), progress=progress)  # type: ignore[arg-type]
+    finally:
+        ui = getattr(args, "ui", None)
+        if ui is not None:
+            ui.close_bar()
 
 

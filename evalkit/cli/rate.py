@@ -140,6 +140,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: How ``rate --out`` saves its two PNGs: 100 dpi and zlib level 1. Against 150 dpi and level 6
+#: this takes about 40 % less CPU time at 200 models (1.15 s against 1.8-2.0 s for both figures,
+#: ``scripts/bench_command.py --out``; the figures are 1,340 x 1,200 and 650 x 1,680 pixels, their
+#: smallest text 7 pt = 10 px).
+PNG_OPTIONS = {"dpi": 100, "pil_kwargs": {"compress_level": 1}}
+
+
 def _write(args: argparse.Namespace, counts, table, inputs) -> None:
     """The ``--out`` folder: the leaderboard as CSV and Markdown, its figure and the win-rate
     heatmap (both drawn in proportion to the data: at most
@@ -160,10 +167,10 @@ def _write(args: argparse.Namespace, counts, table, inputs) -> None:
         write_tables(out, {"leaderboard": table})
         with plot_fonts():
             ax = plot_leaderboard(table)
-            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, dpi=150)
+            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
             top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
             ax = plot_win_rate_heatmap(win_rate_block(counts, top), order=top, total=len(models))
-            missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, dpi=150)
+            missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
         shown = {k: v for k, v in notes.items() if v}
         if shown:
             out.record["figures"] = shown

@@ -20,7 +20,7 @@ from typing import Any
 from evalkit._escape import plot_text
 
 __all__ = ["LABEL_WIDTH", "MAX_ROWS", "MAX_HEATMAP", "ANNOTATE_MAX", "THIN_N", "short_label", "set_tick_labels",
-           "legend_outside", "tooltips", "summary_note"]
+           "legend_outside", "tooltips", "summary_note", "MAX_TICK_LABELS", "labelled_ticks"]
 
 #: Characters of a tick label before it is truncated with an ellipsis.
 LABEL_WIDTH = 28
@@ -30,6 +30,10 @@ MAX_ROWS = 60
 MAX_HEATMAP = 60
 #: Heatmaps up to this many models write the rate in each cell.
 ANNOTATE_MAX = 15
+#: At most this many tick labels per axis: with more rows (or heatmap models) every k-th is
+#: labelled (k = ceil(n / MAX_TICK_LABELS)), and the figure says so. Text is most of a figure's
+#: drawing time, and 200 labels on one axis would overlap anyway.
+MAX_TICK_LABELS = 60
 
 #: Fewer comparisons than this: a model's row is *preliminary* (LMArena's tag), drawn hollow and
 #: tagged in the tables (:mod:`evalkit.report.findings`).
@@ -64,6 +68,12 @@ def set_tick_labels(ax: Any, axis: str, names: Sequence[object], *, width: int =
             text.set_gid(gid)
             tips[gid] = str(full)
     return list(texts)
+
+
+def labelled_ticks(n: int, max_labels: int = MAX_TICK_LABELS) -> tuple[list[int], int]:
+    """``(positions, k)``: every ``k``-th of ``n`` positions (0, k, 2k, ...), at most ``max_labels``."""
+    k = max(1, -(-n // max(max_labels, 1)))
+    return list(range(0, n, k)), k
 
 
 def legend_outside(ax: Any, *, where: str = "right", handles: Sequence[Any] | None = None,

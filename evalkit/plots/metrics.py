@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from evalkit.plots._layout import legend_outside
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -24,10 +26,11 @@ __all__ = ["plot_horizon_curves", "plot_horizon_trend", "plot_frontier"]
 def _new_ax(ax: Any, size: tuple[float, float]) -> Any:
     if ax is not None:
         return ax
-    from matplotlib.figure import Figure
+    from evalkit.plots._figure import subplots
 
-    fig = Figure(figsize=size, layout="constrained")
-    return fig.add_subplot()
+    fig, ax = subplots(figsize=size)  # with its Agg canvas: it draws and saves
+    fig.set_layout_engine("constrained")
+    return ax
 
 
 def _binned(runs: pd.DataFrame, agent: str, weights: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,8 +88,8 @@ def plot_horizon_curves(result: HorizonResult, runs: pd.DataFrame | None = None,
     ax.set_xlabel("task length (human minutes, log scale)")
     ax.set_ylabel("success probability")
     left_out = len(result.table) - len(names)
-    ax.legend(fontsize=7, loc="upper right", title=f"{left_out} more not shown" if left_out > 0 else None,
-              title_fontsize=7)
+    legend_outside(ax, where="right", fontsize=7, title=f"{left_out} more not shown" if left_out > 0 else None,
+                   title_fontsize=7)
     ax.set_title(f"Fitted success curves (weights {result.weights}, regularization {result.regularization:g})",
                  fontsize=9)
     return ax
@@ -120,7 +123,7 @@ def plot_horizon_trend(result: HorizonResult, dates: dict[str, Any], *, ax: Any 
         span = np.linspace(min(p[0] for p in pts).toordinal(), max(p[0] for p in pts).toordinal(), 50)
         ax.plot([dt.date.fromordinal(int(s)) for s in span], trend.predict(span), color="C1", lw=1.5,
                 label=f"doubling every {trend.days:.0f} days")
-        ax.legend(fontsize=7, loc="upper left")
+        legend_outside(ax, where="right", fontsize=7)
     ax.set_yscale("log")
     ax.set_xlabel("release date")
     ax.set_ylabel("50% time horizon (human minutes, log scale)")
@@ -154,5 +157,5 @@ def plot_frontier(result: FrontierResult, *, log_cost: bool = True, ax: Any = No
     ax.set_ylabel("accuracy (mean score)")
     rule = "HAL's hull rule" if result.method == "hal" else "Pareto rule"
     ax.set_title(f"Accuracy against {result.cost}: frontier by {rule}; % = frontier probability", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
+    legend_outside(ax, where="right", fontsize=7)
     return ax

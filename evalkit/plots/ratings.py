@@ -19,6 +19,7 @@ from evalkit.plots._layout import (
     MAX_HEATMAP,
     MAX_ROWS,
     THIN_N,
+    labelled_ticks,
     legend_outside,
     set_tick_labels,
 )
@@ -149,10 +150,11 @@ def plot_win_rate_heatmap(
                 ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
                         color="white" if abs(v - 0.5) > 0.3 else "black")
     size = 8 if n <= 40 else 7
-    ax.set_xticks(np.arange(n))
-    ax.set_yticks(np.arange(n))
-    set_tick_labels(ax, "x", names, rotation=90, fontsize=size)
-    set_tick_labels(ax, "y", names, fontsize=size)
+    ticks, step = labelled_ticks(n)  # at most MAX_TICK_LABELS per axis
+    ax.set_xticks(ticks)
+    ax.set_yticks(ticks)
+    set_tick_labels(ax, "x", [names[i] for i in ticks], rotation=90, fontsize=size)
+    set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=size)
     ax.tick_params(length=2)
     bar = ax.figure.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     bar.set_label("win rate of row vs column (ties = 1/2)", fontsize=8)
@@ -161,6 +163,8 @@ def plot_win_rate_heatmap(
         legend_outside(ax, where="above", handles=[Patch(facecolor=NEVER_MET, label="never met"),
                                                    Patch(facecolor=SAME_MODEL, label="same model")], ncol=2)
     shown = f" (the {n} best-rated of {total} models; all in the tables)" if total > n else ""
+    if step > 1:
+        shown += f"; every {step}th model labelled"
     ax.set_xlabel("opponent" + shown, fontsize=8)
     ax.set_ylabel("model", fontsize=8)
     return ax

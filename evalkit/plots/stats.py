@@ -11,7 +11,13 @@ import numpy as np
 import pandas as pd
 
 from evalkit._format import format_p
-from evalkit.plots._layout import MAX_ROWS, legend_outside, set_tick_labels, short_label
+from evalkit.plots._layout import (
+    MAX_ROWS,
+    labelled_ticks,
+    legend_outside,
+    set_tick_labels,
+    short_label,
+)
 
 __all__ = ["plot_forest", "plot_trial_means", "plot_task_differences"]
 
@@ -77,13 +83,17 @@ def plot_forest(
             ax.plot(est[thin], y[thin], "o", ms=4, mfc="white", color=colour, label=hollow_label or None)
     if reference is not None:
         ax.axvline(reference, color="grey", lw=0.8, ls="--")
-    ax.set_yticks(y)
-    set_tick_labels(ax, "y", names, fontsize=7)
+    ticks, step = labelled_ticks(len(t))  # at most MAX_TICK_LABELS rows labelled
+    ax.set_yticks(y[ticks])
+    set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=7)
     ax.set_ylim(-0.7, len(t) - 0.3)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
-    if total > len(t):
-        ax.set_title(f"the first {len(t)} of {total} {what} by {by}; all are in the table", fontsize=8)
+    notes = [f"the first {len(t)} of {total} {what} by {by}; all are in the table"] if total > len(t) else []
+    if step > 1:
+        notes.append(f"every {step}th row labelled")
+    if notes:
+        ax.set_title("; ".join(notes), fontsize=8)
     if legend:
         legend_outside(ax, where="right")
     return ax

@@ -137,10 +137,16 @@ def leaderboard_findings(headline: Headline, table: Any, attrs: Mapping[str, Any
     n_boot, n_bad = attrs.get("n_resamples", attrs.get("n_boot")), attrs.get("n_degenerate")
     if n_boot and n_bad:
         share = n_bad / n_boot
-        headline.caveat(f"{format_count(n_bad)} of {format_count(n_boot)} bootstrap replicates had no finite ratings "
-                        f"(a model never won or never lost in them) and were left out: the intervals rest on "
-                        f"{format_count(n_boot - n_bad)}.", section=section,
-                        severity="high" if share > 0.1 else "medium", source=source)
+        bad = (f"{format_count(n_bad)} of {format_count(n_boot)} bootstrap replicates had no finite ratings "
+               f"(a model never won or never lost in them)")
+        if attrs.get("fallback"):  # more than one tail holds: the leaderboard used the sandwich instead
+            what = str(attrs.get("interval", "sandwich")).rsplit(", ", 1)[0]  # without its ", centred"
+            text = f"{bad}, more than one tail of the interval holds: the intervals are the {what} instead."
+        elif attrs.get("degenerate_handling", "penalise") == "penalise":
+            text = f"{bad}; they are kept, each refitted with a small L2 penalty."
+        else:
+            text = f"{bad} and were left out: the intervals rest on {format_count(n_boot - n_bad)}."
+        headline.caveat(text, section=section, severity="high" if share > 0.1 else "medium", source=source)
     g = attrs.get("n_clusters")
     if g is not None and int(g) < MIN_CLUSTERS:
         unit = f"clusters of {plain(repr(cluster))}" if cluster else "clusters"

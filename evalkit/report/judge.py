@@ -41,6 +41,11 @@ class SmallClusterWarning(UserWarning):
     """A cluster-robust SE or cluster bootstrap rests on few clusters."""
 
 
+#: Key columns of the self-preference table (the rest under "all columns").
+SELF_KEY = ("judge", "model", "games_judged", "judge_win_rate", "self_preference", "self_ci_low", "self_ci_high",
+            "self_pvalue", "rank_all", "rank_without")
+
+
 def cluster_warning(n_clusters: int, what: str, *, emit: bool = True) -> str | None:
     """A warning text when ``n_clusters < 30`` (also issued as a :class:`SmallClusterWarning` with ``emit``)."""
     if n_clusters >= MIN_CLUSTERS:
@@ -189,7 +194,7 @@ def judge_section(ctx: ReportContext) -> Section | None:
     self_preference_findings(ctx.headline, selfp)
     blocks.append(Bullets(tuple(_self_lines(selfp, judges))))
     if not selfp.empty:
-        blocks.append(Table(selfp, floatfmt=".4g", csv="tables/self_preference.csv"))
+        blocks.append(Table(selfp, floatfmt=".4g", csv="tables/self_preference.csv", key=SELF_KEY))
     agree = agreement_table(frame, panels)
     results["agreement"] = agree
     blocks += [Text("**Agreement** on shared (item, pair) units; label = which of the two won, or a tie. Cohen's "

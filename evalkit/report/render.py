@@ -117,12 +117,17 @@ def _numeric_columns(frame: pd.DataFrame) -> list[bool]:
             for c in frame.columns]
 
 
+#: A table whose section names no key columns shows its first this many as the key table (the
+#: rest under "all columns"), so that a key table reads at 1400 px without scrolling.
+MAX_KEY_COLUMNS = 10
+
+
 def _layout(b: Table) -> tuple[list[str], list[str], str | None]:
     """``(key columns, all columns, label column)`` of a table: the key columns as the section
-    named them (those present; all columns when it named none), the tag column left out of
+    named them (those present; the first :data:`MAX_KEY_COLUMNS` when it named none), the tag column left out of
     the key table, and the column that shows the row tag (the first text column of the key)."""
     cols = [str(c) for c in b.frame.columns]
-    key = [c for c in (b.key or cols) if c in cols and c != b.tag]
+    key = [c for c in (b.key or cols[:MAX_KEY_COLUMNS]) if c in cols and c != b.tag]
     numeric = dict(zip(cols, _numeric_columns(b.frame), strict=True))
     label_col = next((c for c in key if not numeric[c]), None) if b.tag else None
     return key, cols, label_col
@@ -272,7 +277,7 @@ h1{font-size:1.6em;margin:.2em 0 .4em}h2{font-size:1.3em;margin:1.4em 0 .5em}
 .table-wrap{overflow-x:auto;max-width:100%;margin:.5em 0 1em}table{border-collapse:collapse;font-size:.85em}
 caption{text-align:left;font-style:italic;color:#555;padding:.2em 0}
 th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top;overflow-wrap:normal}
-th{background:#f3f3f3;font-weight:600}.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{background:#f3f3f3;font-weight:600}.num{text-align:right;font-variant-numeric:tabular-nums}td.num{white-space:nowrap}
 th button.sort{all:unset;cursor:pointer;display:block}th button.sort:focus-visible{outline:2px solid #2b5797}
 th[aria-sort=ascending] button.sort::after{content:" \\25B2";font-size:.7em}
 th[aria-sort=descending] button.sort::after{content:" \\25BC";font-size:.7em}

@@ -148,7 +148,9 @@ def score_section(ctx: ReportContext) -> Section | None:
         "Wilson for one pass/fail run per task, t(n - 1) otherwise, CR1 t(G - 1) with clusters."
         + (f" Spend: {', '.join(spend)} in total over runs and per run (`*_per_run`); `*_missing` counts runs whose "
            "log does not record it." if spend else " The logs record no tokens, cost or time.")),
-        Table(table, floatfmt=".6g", csv="tables/scores.csv")]
+        Table(table, floatfmt=".6g", csv="tables/scores.csv",
+              key=("system", "n_tasks", "runs_per_task", "mean", "se", "ci_low", "ci_high", "tokens_per_run",
+                   "cost_per_run", "time_per_run"))]
     if res.pass_k is not None and len(res.pass_k):
         blocks.append(Table(res.pass_k, floatfmt=".4g", csv="tables/score_pass_k.csv"))
     return Section("Each system alone", tuple(blocks))
