@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "markdown_line_start", "html_text", "plot_text",
-    "neutralize_cell", "neutralize_frame", "markdown_table", "safe_url",
+    "neutralize_cell", "neutralize_frame", "markdown_table", "safe_url", "terminal_json",
 ]
 
 #: Bidirectional formatting characters (Unicode TR 9): embeddings, overrides, isolates, marks.
@@ -60,6 +60,24 @@ def label(value: object) -> str:
         return s
     return "".join(_visible(ch) if ch in BIDI_CONTROLS or unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch
                    for ch in s)
+
+
+def terminal_json(obj: object, *, indent: int | None = 1) -> str:
+    """``json.dumps(obj, ensure_ascii=False)`` with every character that is live on a terminal
+    written as a JSON ``\\uXXXX`` escape: DEL and C1 controls (JSON escapes only C0), line and
+    paragraph separators, bidi controls. The JSON decodes to the same data; the terminal shows
+    no reversed or cleared text.
+
+    >>> terminal_json(["a\u202eb"], indent=None)
+    '["a\\\\u202eb"]'
+    """
+    import json
+
+    text = json.dumps(obj, ensure_ascii=False, indent=indent)
+    if text.isprintable() and not BIDI_CONTROLS.intersection(text):
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if ch in BIDI_CONTROLS or (ch not in "\n " and unicodedata.category(ch) in
+                                                                  ("Cc", "Zl", "Zp")) else ch for ch in text)
 
 
 def markdown_text(value: object) -> str:

@@ -39,6 +39,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._escape import neutralize_frame
+from evalkit._written import record_written, written
 
 __all__ = [
     "MANIFEST", "SIDECAR", "OutputDir", "atomic_output_dir", "atomic_file", "write_csv", "file_record", "verify_dir",
@@ -165,13 +166,24 @@ def _manifest_files(root: Path) -> list[dict[str, Any]]:
             if not is_link and rel not in (MANIFEST, SIDECAR)]
 
 
-def _write_manifest(root: Path, record: Mapping[str, Any]) -> None:
+def _write_manifest(root: Path, record: Mapping[str, Any]) -> str:
+    """Write ``run.json`` and its sidecar; return the manifest's SHA-256."""
     data = {**dict(record), "files": _manifest_files(root), "complete": True}
     body = (json.dumps(data, indent=2, default=str, ensure_ascii=False) + "\n").encode("utf-8", "backslashreplace")
     tmp = root / f".{MANIFEST}.tmp"
+    digest = hashlib.sha256(body).hexdigest()
     tmp.write_bytes(body)
-    (root / SIDECAR).write_text(f"{hashlib.sha256(body).hexdigest()}  {MANIFEST}\n", encoding="ascii")
+    (root / SIDECAR).write_text(f"{digest}  {MANIFEST}\n", encoding="ascii")
     os.replace(tmp, root / MANIFEST)
+    return digest
+
+
+def _holds(target: Path, digest: str) -> bool:
+    """Whether ``target`` is the folder whose manifest has SHA-256 ``digest`` (never raises)."""
+    try:
+        return (target / SIDECAR).read_text(encoding="ascii", errors="replace").split()[:1] == [digest]
+    except (OSError, ValueError):
+        return False
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -294,11 +306,17 @@ def atomic_output_dir(
     _remove_stale_partials(target)
     staging = _make_dir(target.parent, f".{target.name}{_PARTIAL}{os.getpid()}-")
     handle = OutputDir(path=staging, target=target, record=dict(record or {}), raw_csv=raw_csv)
+    digest = None
     try:
         yield handle
-        _write_manifest(staging, handle.record)
+        digest = _write_manifest(staging, handle.record)
         _move_into_place(staging, target, force=force)
+        record_written(target)
     except BaseException:
+        # interrupted after the folder was moved into place (e.g. while the old one was being
+        # removed): the new folder stands, complete, and the record says so
+        if digest is not None and _holds(target, digest) and target not in written():
+            record_written(target)
         shutil.rmtree(staging, ignore_errors=True)
         raise
 
@@ -316,21 +334,34 @@ def atomic_file(out: str | os.PathLike[str], *, force: bool = True, flag: str = 
     if target.is_dir():
         raise ValueError(f"{flag} {str(target)!r} is a folder; give a file name.")
     tmp = _make_file(target.parent, f".{target.name}{_PARTIAL}{os.getpid()}-", target.suffix)
+    done = False
     try:
         yield Path(tmp)
+        done = True
         os.replace(tmp, target)
+        record_written(target)
     except BaseException:
+        if done and not tmp.exists() and target not in written():  # replaced before the interruption
+            record_written(target)
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str], *, raw: bool = False, index: bool = False) -> Path:
-    """Write ``frame`` as CSV; text cells a spreadsheet would evaluate get a leading ``'`` unless ``raw``."""
+    """Write ``frame`` as CSV; text cells a spreadsheet would evaluate get a leading ``'`` unless ``raw``.
+
+    Lines end in ``\\n``; a table with a carriage return inside a text cell is written with
+    ``\\r\\n`` line ends instead, so that the cell is quoted and the row stays one row."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = frame.reset_index() if index else frame
-    (data if raw else neutralize_frame(data)).to_csv(path, index=False)
+    # a CR inside a cell: Python's csv quotes only the characters of its line terminator, so a
+    # bare CR would go out unquoted and split the row in a spreadsheet; such a file is written
+    # with RFC 4180's CRLF line ends, which quote every cell holding a CR or LF
+    crlf = any(data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+               for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
+    (data if raw else neutralize_frame(data)).to_csv(path, index=False, lineterminator="\r\n" if crlf else "\n")
     return path
 
 

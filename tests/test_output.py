@@ -126,90 +126,122 @@ def test_cli_out_dash_and_existing_out_are_refused(tmp_path, capsys):
 
 
 _FORK_RUNNER = """
-import os, sys, time
+import os, signal, sys
 import matplotlib
 matplotlib.use("Agg")
 from evalkit.cli import main
 import evalkit.cli.rate, evalkit.ratings, evalkit.plots.ratings, evalkit.io  # imports done once, before forking
+sys.stdout = open(os.devnull, "w")
+main(sys.argv[1:])  # one run in this process, into a folder of its own: lazy imports and font look-ups done once
+sys.stdout = sys.__stdout__
+
+def hook(event, args):
+    # the AT-th file-system operation on the watched paths gets the signal, just before it happens
+    if STATE[0] < 0 or not event.startswith(("open", "os.", "shutil.")):
+        return
+    if not any(isinstance(a, (str, os.PathLike)) and (str(a) in WATCH or str(a).startswith(PREFIXES)) for a in args):
+        return
+    STATE[0] += 1
+    if STATE[0] == AT:
+        STATE[0] = -1
+        os.kill(os.getpid(), SIG)  # SIGKILL: dead here; SIGINT: its handler runs in the loop below
+        for _ in range(100000):
+            pass
+
 for line in sys.stdin:
-    t0 = time.perf_counter()
+    at, sig, err, watch, *argv = line.split()
     pid = os.fork()
-    if pid == 0:  # the command, with its stdout (the result table) out of the protocol's way
+    if pid == 0:  # the command, its stdout (the result table) out of the protocol's way, stderr to a file
         sys.stdout = open(os.devnull, "w")
-        os._exit(main(line.split()))
+        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666), 2)
+        AT, SIG, STATE = int(at), getattr(signal, sig), [0]
+        parent, name = os.path.split(watch)
+        WATCH = (parent, watch)
+        PREFIXES = (watch + os.sep, os.path.join(parent, f".{name}.partial-{os.getpid()}-"))
+        sys.addaudithook(hook)
+        code = main(argv)
+        os.write(2, f"\\nevents {STATE[0]}\\n".encode())
+        os._exit(code)
     print(pid, flush=True)
     _, status = os.waitpid(pid, 0)
-    print(os.waitstatus_to_exitcode(status), time.perf_counter() - t0, flush=True)
+    print(os.waitstatus_to_exitcode(status), flush=True)
 """
 
 
 def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_complete(tmp_path):
-    """The issue's acceptance: 20 runs of `evalkit rate --force` over a complete older folder, each
-    interrupted (SIGINT or SIGKILL, alternately) at a seeded random moment of its run. Whatever
-    is left at --out must be the complete old folder or the complete new one, never a mix.
+    """The issue's acceptance: `evalkit rate --force` over a complete older folder, interrupted
+    (SIGKILL, SIGINT or SIGTERM) just before each of its file-system operations in turn: the input's read,
+    the check of --out, the lock, every file written, the manifest, the exchange and the removal
+    of the old folder. Whatever is left at --out must be the complete old folder or the complete
+    new one, never a mix; SIGINT exits 130 and SIGTERM 143, each with one line that says
+    truthfully whether --out changed.
 
-    The runs are forked from a process that has imported evalkit already, so that the random
-    moments fall into the command's own work (reading, fitting, plotting, writing), not into
-    Python's start-up."""
-    runner = subprocess.Popen([sys.executable, "-c", _FORK_RUNNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    The moments are operations, not times (the signal is raised from an audit hook in the
+    command's process), so a loaded machine moves no kill: the test is deterministic. The runs are
+    forked from a process that has imported evalkit already."""
+    out, data, err = tmp_path / "o", tmp_path / "in.csv", tmp_path / "err.txt"
+    games = [("a", "b", "model_a"), ("b", "c", "model_b"), ("a", "c", "tie"), ("b", "a", "model_a"),
+             ("c", "b", "model_a"), ("c", "a", "model_a"), ("<b>x</b>", "a", "model_a"), ("<b>x</b>", "c", "model_b")]
+    data.write_text("model_a,model_b,winner\n" + "".join(f"{a},{b},{w}\n" for a, b, w in games * 3))
+    argv = f"rate {data} --quiet --out {out} --n-resamples 10"
+    runner = subprocess.Popen([sys.executable, "-c", _FORK_RUNNER, *argv.split(), "--rng", "3", "--out",
+                               str(tmp_path / "warm")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
                               cwd=tmp_path)
-    out = tmp_path / "o"
-    base = f"rate {HOSTILE / 'comparisons.csv'} --quiet --out {out} --bootstrap 10"
 
-    def start(extra):
-        runner.stdin.write(f"{base} {extra}\n")
+    def run(seed, at=0, sig="SIGKILL", force="--force"):
+        runner.stdin.write(f"{at} {sig} {err} {out} {argv} --rng {seed} {force}\n")
         runner.stdin.flush()
-        return int(runner.stdout.readline())
+        int(runner.stdout.readline())
+        return int(runner.stdout.readline()), err.read_text()
 
-    def finish():
-        code, seconds = runner.stdout.readline().split()
-        return int(code), float(seconds)
+    def complete(seed, force="--force"):
+        code, text = run(seed, force=force)
+        assert code == 0, text
+        return int(text.rsplit("events ", 1)[1])
 
-    def complete(extra):
-        start(extra)
-        code, seconds = finish()
-        if code != 0:  # say why, with the command's own stderr
-            runner.stdin.close()
-            runner.kill()
-            raise AssertionError(f"rate {extra} exited {code}: {runner.stderr.read()}")
-        return seconds
-
-    t_old = complete("--seed 1")
-    old = json.loads((out / "run.json").read_text())
-    t_new = complete("--seed 2 --force")
-    new = json.loads((out / "run.json").read_text())
-    t_back = complete("--seed 1 --force")
-    duration = min(t_old, t_new, t_back)  # the fastest complete run: the kills land inside the work
-    rng = np.random.default_rng(14)
-    seen = {"old": 0, "new": 0}
-    codes = []
-    for k in range(20):
-        pid = start("--seed 2 --force")
-        time.sleep(rng.uniform(0.0, 1.0) * duration)
-        try:
-            os.kill(pid, signal.SIGINT if k % 2 else signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        codes.append(finish()[0])
-        assert verify_dir(out) == [], f"try {k}: {verify_dir(out)}"
-        run = json.loads((out / "run.json").read_text())
-        is_new = run["parameters"]["rng"] == 2
-        seen["new" if is_new else "old"] += 1
-        assert {f["path"]: f["sha256"] for f in run["files"]} == {
-            f["path"]: f["sha256"] for f in (new if is_new else old)["files"]}
-        if is_new:  # put the old folder back for the next try
-            complete("--seed 1 --force")
-    runner.stdin.close()
-    err = runner.stderr.read()
-    runner.wait(timeout=30)
-    runner.stdout.close()
-    runner.stderr.close()
-    assert "Traceback" not in err and err.count("interrupted") == codes.count(130), err
-    assert seen["old"] >= 5, (seen, codes)  # most runs were really interrupted ...
-    assert {-signal.SIGKILL, 130} <= set(codes), codes  # ... by both signals
-    leftovers = [p for p in tmp_path.iterdir() if p.name.startswith(".o.")]
-    assert all(".partial-" in p.name and verify_dir(p) for p in leftovers)  # SIGKILLed temporaries only, rejected
+    try:
+        complete(1, force="")
+        old = json.loads((out / "run.json").read_text())
+        n_events = complete(2)
+        new = json.loads((out / "run.json").read_text())
+        assert complete(1) == n_events > 20  # the same operations in every --force run
+        outcomes = []
+        # every operation gets a signal (SIGKILL and SIGINT in turn); the last 12 (manifest, lock,
+        # re-check, exchange, removal of the old folder) get both
+        tries = [(at, "SIGKILL" if at % 2 else "SIGINT") for at in range(1, n_events + 1)]
+        tries += [(at, "SIGINT" if at % 2 else "SIGKILL") for at in range(n_events - 11, n_events + 1)]
+        tries += [(at, "SIGTERM") for at in range(2, n_events + 1, 4)]  # SIGTERM: exit 143, one line
+        for at, sig in sorted(tries):
+            code, text = run(2, at, sig)
+            assert verify_dir(out) == [], f"{sig} before operation {at}: {verify_dir(out)}"
+            run_json = json.loads((out / "run.json").read_text())
+            is_new = run_json["parameters"]["rng"] == 2
+            assert {f["path"]: f["sha256"] for f in run_json["files"]} == {
+                f["path"]: f["sha256"] for f in (new if is_new else old)["files"]}
+            assert "Traceback" not in text, text
+            if sig == "SIGKILL":
+                assert code == -signal.SIGKILL, (at, code, text)
+            else:
+                word, want = ("interrupted", 130) if sig == "SIGINT" else ("terminated", 128 + signal.SIGTERM)
+                lines = [x for x in text.splitlines() if word in x]
+                assert code == want and len(lines) == 1, (at, code, text)
+                said_new = "written in full" in lines[0]
+                assert said_new == is_new and (is_new or "no output folder was changed" in lines[0]), lines
+            outcomes.append(is_new)
+            if is_new:  # put the old folder back for the next try
+                complete(1)
+    finally:
+        runner.stdin.close()
+        runner.wait(timeout=60)
+        runner.stdout.close()
+        runner.stderr.close()
+    # old until the folder is exchanged, new after: only the last operations (removing the old) find it new
+    first_new = outcomes.index(True) if True in outcomes else len(outcomes)
+    assert outcomes == [False] * first_new + [True] * (len(outcomes) - first_new)
+    assert 0 < len(outcomes) - first_new < 10, outcomes
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith(".o.")]
+    assert all(".partial-" in p for p in leftovers), leftovers  # SIGKILLed temporaries only, hidden
 
 
 def test_ctrl_c_exits_130_with_one_line_and_leaves_the_previous_folder(tmp_path):
@@ -251,14 +283,13 @@ def test_ctrl_c_inside_the_import_machinery_is_sent_again_not_dropped():
     frame = types.SimpleNamespace(f_code=types.SimpleNamespace(co_filename="<frozen importlib._bootstrap>"))
     previous = signal.signal(signal.SIGINT, _on_sigint)
     try:
-        t0 = time.monotonic()
         try:
             _on_sigint(signal.SIGINT, frame)  # returns at once ...
             returned = True
         except KeyboardInterrupt:
             returned = False
         with pytest.raises(KeyboardInterrupt):
-            time.sleep(5)  # ... and the signal comes back a few milliseconds later
-        assert returned and time.monotonic() - t0 < 2
+            time.sleep(120)  # ... and the signal comes back (a few milliseconds later; no time is asserted)
+        assert returned
     finally:
         signal.signal(signal.SIGINT, previous)

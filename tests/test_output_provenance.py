@@ -153,3 +153,33 @@ def test_a_run_that_finds_its_out_written_meanwhile_fails_and_keeps_the_other_ru
     assert json.loads((out / "run.json").read_text())["run"] == "second"
     assert verify_dir(out) == [] and not (out / "first.txt").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["o"]  # the failed run's partial is removed
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_input_replaced_during_the_run_is_recorded_as_the_version_analysed(tmp_path, monkeypatch, gz):
+    """The issue's case: the input changes while the report is computed (after the reader has read
+    it). run.json must hold the SHA-256 and size of the bytes analysed, hashed when they were read,
+    and say that the file on disk has changed since."""
+    import gzip
+
+    import evalkit.io
+    from evalkit.report.write import ReportSpec, write_report
+
+    first = FOOD.read_bytes()
+    data = gzip.compress(first, mtime=0) if gz else first
+    path = tmp_path / ("in.csv.gz" if gz else "in.csv")
+    path.write_bytes(data)
+    real = evalkit.io.read_comparisons
+
+    def read_then_replace(*args, **kwargs):
+        out = real(*args, **kwargs)
+        path.write_bytes(b"model_a,model_b,winner\nx,y,model_a\n")  # another version, 0 rows in common
+        return out
+
+    monkeypatch.setattr(evalkit.io, "read_comparisons", read_then_replace)
+    write_report(ReportSpec(comparisons=path, sections=[]), tmp_path / "out")
+    (entry,) = [e for e in json.loads((tmp_path / "out" / "run.json").read_text())["inputs"] if e["kind"] ==
+                "comparisons"]
+    assert entry["sha256"] == hashlib.sha256(data).hexdigest() and entry["bytes"] == len(data)
+    assert entry["hashed"] == "when read" and entry["changed_since_read"] is True
+    assert entry["rows_read"] == first.count(b"\n") - 1  # and the rows are those of that version

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit._written import forget_written, written
 from evalkit.cli._common import UI, Inputs
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_FAILED_CHECK", "EXIT_BAD_INPUT", "EXIT_INTERRUPTED"]
@@ -169,6 +170,7 @@ def _main(argv: Sequence[str] | None) -> int:
     args.ui = ui
     args.progress = ui.progress  # what commands hand to the library's progress= keyword
     inputs = None
+    forget_written()
     main_thread = _main_thread()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     previous_int = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
@@ -177,17 +179,18 @@ def _main(argv: Sequence[str] | None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
             warnings.showwarning = ui.show_warning  # each warning as one line, when it happens
-            from evalkit.io._limits import parse_limit_specs, read_limits
+            from evalkit.io._limits import parse_limit_specs, preflight, read_limits
 
             with read_limits(parse_limit_specs(getattr(args, "limit", None) or [])):
+                preflight([a for a in argv if a != args.command and not a.startswith("-")])  # bombs: before imports
                 return int(args.func(args) or 0)
     except KeyboardInterrupt:
         ui.close_bar()
-        print(f"\nevalkit {name}: interrupted; no output folder was changed.", file=sys.stderr)
+        print(f"\nevalkit {name}: interrupted; {_what_changed()}.", file=sys.stderr)
         return EXIT_INTERRUPTED
     except _Terminated:
         ui.close_bar()
-        print(f"evalkit {name}: terminated; no output folder was changed.", file=sys.stderr)
+        print(f"evalkit {name}: terminated; {_what_changed()}.", file=sys.stderr)
         return 128 + signal.SIGTERM
     except UnicodeDecodeError as exc:
         ui.close_bar()
@@ -226,6 +229,16 @@ def _main(argv: Sequence[str] | None) -> int:
             signal.signal(signal.SIGTERM, previous)
         if previous_int is not None:
             signal.signal(signal.SIGINT, previous_int)
+
+
+def _what_changed() -> str:
+    """The interrupted run's outputs, as the one line says them: none changed, or which were
+    already put in place, complete (an interruption while the old folder was being removed)."""
+    done = written()
+    if not done:
+        return "no output folder was changed"
+    shown = ", ".join(repr(str(p)) for p in done)
+    return f"{shown} had already been written in full (complete; evalkit verify accepts it)"
 
 
 def _main_thread() -> bool:

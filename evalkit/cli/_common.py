@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit._escape import is_column_table, label, markdown_table
+from evalkit._escape import is_column_table, label, markdown_table, terminal_json
 from evalkit._lazy import is_dataframe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -136,8 +136,7 @@ class UI:
         ``tables``: a DataFrame, a column table (:func:`~evalkit._escape.is_column_table`) or
         a mapping of titles to either."""
         if self.json:
-            print(json.dumps(to_json(tables.to_frame() if is_column_table(tables) else tables),
-                             ensure_ascii=False, indent=1))
+            print(terminal_json(to_json(tables.to_frame() if is_column_table(tables) else tables)))
             return
         single = is_column_table(tables) or not isinstance(tables, Mapping)
         items = [(title, tables)] if single else tables.items()

@@ -231,7 +231,7 @@ def _harness_kind(path: Path) -> str | None:
         return None
     try:
         rec = json.loads(next((ln for ln in head.splitlines() if ln.strip()), b"{}"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # deep JSON: not a log (the reader says why)
         return None
     if isinstance(rec, dict) and "doc_id" in rec and ("resps" in rec or "metrics" in rec):
         return "lm_eval"

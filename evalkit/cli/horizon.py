@@ -107,17 +107,15 @@ def _first_record_has(path: str, keys: tuple[str, ...]) -> bool:
 def read_dates(path: str, encoding: str | None = None) -> dict[str, str]:
     """``agent -> date`` from a table with an agent column and a ``release_date`` / ``date`` column,
     or METR's ``release_dates.yaml``-like JSON ``{"date": {agent: date}}``."""
-    import json
     from pathlib import Path
 
     from evalkit.io._files import load_records
 
     p = Path(path)
     if p.suffix.lower() == ".json" and p.is_file():
-        try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}, line {exc.lineno}, column {exc.colno}: not valid JSON ({exc.msg}).") from None
+        from evalkit.io._json import read_json
+
+        data = read_json(p, "a release-dates file")  # bounded size and nesting; errors give line and column
         if isinstance(data, dict):
             data = data.get("date", data)
             if isinstance(data, dict):

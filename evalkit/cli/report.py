@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import hashlib
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -117,9 +115,10 @@ def run(args: argparse.Namespace) -> int:
             params["traces_read"] = {"files": traces.attrs.get("files", {}), "skipped": len(traces.attrs.get("skipped", [])),
                                      "unscored": len(traces.attrs.get("unscored", []))}
         else:  # one session table: its checksum, as write_report records for a path
-            data = Path(args.traces[0]).read_bytes()
-            params["traces_file"] = {"path": inputs.names.get(args.traces[0], args.traces[0]), "bytes": len(data),
-                                     "sha256": hashlib.sha256(data).hexdigest()}
+            from evalkit.io._limits import read_digest
+
+            params["traces_file"] = {"path": inputs.names.get(args.traces[0], args.traces[0]),
+                                     **read_digest(args.traces[0])}  # the bytes read, hashed as they were read
         traces = traces[["system", "task", "session", "budget", "score"]]
     curve_options = {"grid": args.grid, "n_resamples": args.curve_n_resamples}
     curve_options.update({k: v for k, v in (("budgets", parse_floats(args.budgets, "--budgets")),

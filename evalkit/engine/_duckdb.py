@@ -64,12 +64,13 @@ def _first_line(path: Path, head: bytes) -> str | None:
     """The whole header line (however long, up to the line-length limit); None when it is not text."""
     if b"\n" not in head:
         import gzip
+        import zlib
 
         limit = int(current_limits().max_line_bytes)
         try:
             with (gzip.open(path, "rb") if head[:2] == b"\x1f\x8b" else open(path, "rb")) as fh:
                 line = fh.readline(limit + 1)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):
             return None
         check_lines(line, str(path))
         head = line

@@ -10,7 +10,9 @@ strings and escapes) and refuses one deeper than ``max_depth`` (:mod:`evalkit.io
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ import numpy as np
 
 from evalkit.io._limits import LimitError, ReadLimits, current_limits, read_bytes
 
-__all__ = ["read_json", "loads", "check_depth", "max_depth_at", "check_file", "too_deep_to_parse"]
+__all__ = ["read_json", "loads", "check_depth", "max_depth_at", "check_file", "too_deep_to_parse", "iter_jsonl"]
 
 _SCAN = 1 << 22
 
@@ -109,3 +111,33 @@ def check_file(path: Path, kind: str, *, limits: ReadLimits | None = None) -> by
     if kind in ("json", "jsonl"):
         check_depth(data, str(path), limits)
     return data
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def iter_jsonl(path: Path, what: str, *, limits: ReadLimits | None = None,
+               advice: str = "") -> Iterator[tuple[int, Any]]:
+    """``(line number, parsed value)`` of every non-blank line of a JSON Lines file.
+
+    The file is read once (gunzipped when it is gzip), with the checks of :func:`check_file`
+    (``max_bytes``, ``max_line_bytes``, ``max_depth``) before any line is parsed. A line that is
+    not JSON is a ValueError naming the file, the line and the column, and ``what`` the file
+    should hold (e.g. "an lm-evaluation-harness sample"); ``advice`` is appended (how to fix it).
+    """
+    data = check_file(path, "jsonl", limits=limits)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        where = data[:exc.start].count(b"\n") + 1
+        raise ValueError(f"{path.name} line {where} is not UTF-8 (byte {data[exc.start]:#04x}); JSON Lines files "
+                         f"are UTF-8. Re-save it as UTF-8.") from None
+    for line_no, line in enumerate(_LINE_END.split(text), start=1):  # as open()'s universal newlines
+        if not line.strip():
+            continue
+        try:
+            yield line_no, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path.name} line {line_no}, column {exc.colno} is not JSON ({exc.msg}); expected "
+                             f"{what}.{' ' + advice if advice else ''}") from None
+

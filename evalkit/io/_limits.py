@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import hashlib
 import os
 import re
 import struct
@@ -48,7 +49,7 @@ class _Readable(Protocol):
     def read(self, n: int, /) -> bytes: ...
 
 __all__ = ["ReadLimits", "current_limits", "read_limits", "parse_limit_specs", "read_bytes", "gunzip",
-           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix"]
+           "check_lines", "check_columns", "read_zip_member", "LimitError", "check_gzip_prefix", "read_digest", "check_declared", "preflight"]
 
 _ENV = {"max_bytes": "EVALKIT_MAX_BYTES", "max_ratio": "EVALKIT_MAX_RATIO", "ratio_grace": "EVALKIT_RATIO_GRACE",
         "max_line_bytes": "EVALKIT_MAX_LINE_BYTES", "max_columns": "EVALKIT_MAX_COLUMNS",
@@ -122,10 +123,25 @@ def _parse_value(name: str, value: Any, where: str) -> int | float:
 _CURRENT: contextvars.ContextVar[ReadLimits | None] = contextvars.ContextVar("evalkit_read_limits", default=None)
 
 
+_ENV_CACHE: dict[tuple[str | None, ...], ReadLimits] = {}
+
+
+def _env_limits() -> ReadLimits:
+    """``ReadLimits.from_env()``, built once per set of environment values (readers ask for the
+    limits several times per file: parsing them each time cost ~0.1 ms a call)."""
+    key = tuple(os.environ.get(var) for var in _ENV.values())
+    found = _ENV_CACHE.get(key)
+    if found is None:
+        if len(_ENV_CACHE) > 64:
+            _ENV_CACHE.clear()
+        found = _ENV_CACHE[key] = ReadLimits.from_env()
+    return found
+
+
 def current_limits(limits: ReadLimits | Mapping[str, Any] | None = None) -> ReadLimits:
     """``limits`` when given (a mapping changes the current ones), else the innermost
     :func:`read_limits`, else the environment's."""
-    base = _CURRENT.get() or ReadLimits.from_env()
+    base = _CURRENT.get() or _env_limits()
     if limits is None:
         return base
     if isinstance(limits, ReadLimits):
@@ -273,17 +289,82 @@ class _Prefix:
         return data
 
 
+class _Hashing:
+    """A file whose reads feed a SHA-256 and a byte count: the digest of exactly what was read."""
+
+    def __init__(self, fh: IO[bytes]) -> None:
+        self.fh, self.sha, self.n = fh, hashlib.sha256(), 0
+
+    def read(self, n: int = -1, /) -> bytes:
+        data = self.fh.read(n)
+        self.sha.update(data)
+        self.n += len(data)
+        return data
+
+
+# path (resolved) -> what its last read through read_bytes saw: bytes on disk, SHA-256, stat
+_DIGESTS: dict[str, dict[str, Any]] = {}
+_MAX_DIGESTS = 10_000
+
+
+def _key(path: Path) -> str:
+    try:
+        return str(Path(path).resolve())
+    except (OSError, RuntimeError):
+        return str(path)
+
+
+def _remember(path: Path, fh: IO[bytes], hashing: _Hashing) -> None:
+    st = os.fstat(fh.fileno())
+    if len(_DIGESTS) >= _MAX_DIGESTS:
+        _DIGESTS.pop(next(iter(_DIGESTS)))
+    _DIGESTS[_key(path)] = {"bytes": hashing.n, "sha256": hashing.sha.hexdigest(),
+                            "stat": (st.st_size, st.st_mtime_ns, st.st_ino)}
+
+
+def read_digest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """``{"bytes", "sha256"}`` of the bytes of ``path`` (as stored on disk, before any gunzip)
+    that its last :func:`read_bytes` read and a reader then analysed; ``"hashed": "when read"``.
+    A file never read through :func:`read_bytes` (a DuckDB scan, a zip archive read member by
+    member) is hashed now (``"hashed": "when recorded"``). ``"changed_since_read": true`` says
+    the file on disk is no longer the one read: the digest is still of the bytes analysed."""
+    p = Path(path)
+    seen = _DIGESTS.get(_key(p))
+    if seen is None:
+        sha, n = hashlib.sha256(), 0
+        with open(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                sha.update(chunk)
+                n += len(chunk)
+        return {"bytes": n, "sha256": sha.hexdigest(), "hashed": "when recorded"}
+    out = {"bytes": seen["bytes"], "sha256": seen["sha256"], "hashed": "when read"}
+    try:
+        st = p.stat()
+        now = (st.st_size, st.st_mtime_ns, st.st_ino)
+    except OSError:
+        now = None
+    if now != seen["stat"]:
+        out["changed_since_read"] = True
+    return out
+
+
 def read_bytes(path: Path, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
     """The bytes of ``path``, gunzipped when they are gzip, never more than ``max_bytes`` (a
-    ValueError names the file, the limit and the flag that raises it)."""
+    ValueError names the file, the limit and the flag that raises it). The SHA-256 of the bytes
+    read is kept for :func:`read_digest` (provenance records the input as it was analysed)."""
     lim = limits or current_limits()
     name = source or str(path)
-    with open(path, "rb") as fh:
-        if fh.read(2) == b"\x1f\x8b":
-            fh.seek(0)
-            return gunzip(fh, name, lim)
-        fh.seek(0)
-        size = os.fstat(fh.fileno()).st_size
+    with open(path, "rb") as raw:
+        fh = _Hashing(raw)
+        if raw.read(2) == b"\x1f\x8b":
+            raw.seek(0)
+            data = gunzip(fh, name, lim)
+            while fh.read(_CHUNK):  # trailing padding the decompressor skipped: still part of the file
+                pass
+            _remember(path, raw, fh)
+            return data
+        raw.seek(0)
+        size = os.fstat(raw.fileno()).st_size
         if size > lim.max_bytes:
             raise _too_big(name, f"holds {_size(size)}", lim)
         parts = [fh.read(size)]  # then whatever the file grew by while it is read, still bounded
@@ -293,6 +374,7 @@ def read_bytes(path: Path, *, limits: ReadLimits | None = None, source: str | No
             if total > lim.max_bytes:
                 raise _too_big(name, "grew past the limit while it was read", lim)
             parts.append(chunk)
+        _remember(path, raw, fh)
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -364,6 +446,47 @@ def _zstd_reader(raw: _Raw) -> Any:
     return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[arg-type]
 
 
+def check_declared(info: Any, source: str, limits: ReadLimits | None = None) -> None:
+    """Refuse a zip member (a :class:`zipfile.ZipInfo`) whose header declares more than
+    ``max_bytes`` or more than ``max_ratio`` times its compressed size, before a byte of it is
+    decompressed. Headers can lie, so :func:`read_zip_member` also streams with the caps."""
+    lim = limits or current_limits()
+    declared, packed = int(info.file_size), int(info.compress_size)
+    if declared > lim.ratio_grace and declared > lim.max_ratio * max(packed, 1):
+        raise _bomb(source, declared, packed, lim)
+    if declared > lim.max_bytes:
+        raise _too_big(source, f"declares {_size(declared)} in its zip header", lim)
+
+
+def preflight(paths: list[str], limits: ReadLimits | None = None) -> None:
+    """Refuse, in milliseconds and with the standard library only, the inputs among ``paths``
+    (files; anything else is skipped) that are zip archives whose headers declare a bomb, or gzip
+    files whose first compressed bytes already decompress past ``max_ratio``: before the command
+    imports its dependencies or reads anything else."""
+    import zipfile
+
+    lim = limits or current_limits()
+    for spec in paths:
+        p = Path(spec)
+        try:
+            if not p.is_file():
+                continue
+            with open(p, "rb") as fh:
+                magic = fh.read(4)
+        except (OSError, ValueError):
+            continue
+        if magic[:2] == b"\x1f\x8b":
+            check_gzip_prefix(p, limits=lim, prefix=max(lim.ratio_grace * 4, 4 << 20))
+        elif magic == b"PK\x03\x04":
+            try:
+                with zipfile.ZipFile(p) as z:
+                    infos = z.infolist()
+            except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+                continue  # the reader says what is wrong with it
+            for info in infos:
+                check_declared(info, f"{p.name} (member {info.filename!r})", lim)
+
+
 def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
     """The bytes of one member (a :class:`zipfile.ZipInfo`) of the zip archive at ``path``.
 
@@ -373,6 +496,7 @@ def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, 
     """
     lim = limits or current_limits()
     name = source or f"{path.name} (member {info.filename!r})"
+    check_declared(info, name, lim)
     archive = os.path.getsize(path)
     with open(path, "rb") as fh:
         fh.seek(info.header_offset)

@@ -75,7 +75,8 @@ def cell_spec(fmt: str, columns: Sequence[str], *, cluster: str | None = None,
             src = _ALIASES[fmt].get(cluster)
             if src not in cols:
                 return None
-        return CellSpec(a, b, "winner", labels, None, src, cluster)
+        weight = "weight" if fmt == "left_right" and "weight" in cols else None  # as convert_left_right
+        return CellSpec(a, b, "winner", labels, weight, src, cluster)
     if fmt in ("canonical", "columns", "counts"):
         names: dict[str, str] = {c: c for c in ("player_a", "player_b", "outcome", "weight", "item", "task", "judge")
                                  if c in cols}

@@ -9,6 +9,7 @@ format converters re-export these names.
 from __future__ import annotations
 
 import gzip
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -151,6 +152,6 @@ def read_head(path: Path, size: int = 4096) -> bytes:
         try:
             with gzip.open(path, "rb") as fh:
                 return fh.read(size)
-        except (OSError, EOFError):
+        except (OSError, EOFError, zlib.error):  # a corrupt stream: no head (the reader says why)
             return b""
     return head

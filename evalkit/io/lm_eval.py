@@ -25,7 +25,6 @@ The harness records no token usage, cost or time, so the budget of every row is 
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._errors import list_ids
-from evalkit.io._json import check_file, read_json
+from evalkit.io._json import iter_jsonl, read_json
 
 __all__ = ["lm_eval_rows", "LM_EVAL_SAMPLES", "is_lm_eval_record", "results_for"]
 
@@ -154,41 +153,33 @@ def lm_eval_rows(
     by_filter: dict[str | None, list[dict]] = {}
     unscored: list[str] = []
     seen_metrics: set[str] = set()
-    check_file(p, "jsonl")  # bounded size, line length and nesting before the lines are parsed
     chosen: str | None = None
     seen_docs: dict[object, int] = {}
     unnamed_repeats = False
-    with open(p, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"Line {line_no} of {p.name} is not JSON ({exc.msg}).") from None
-            if not is_lm_eval_record(rec):
-                raise ValueError(f"Line {line_no} of {p.name} is not an lm-evaluation-harness sample (no 'doc_id' "
-                                 f"with 'resps' or 'metrics'); it has {sorted(rec)[:8] if isinstance(rec, dict) else rec!r}.")
-            names, key = _record_metric(rec, metric, f"Line {line_no} of {p.name}")
-            seen_metrics.update(names)
-            chosen = chosen or key
-            value = rec.get(key) if key is not None else None
-            doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
-            item = f"{task}/{rec['doc_id']}"
-            filt = rec.get("filter")
-            k = seen_docs.get(rec["doc_id"], 0)
-            seen_docs[rec["doc_id"]] = k + 1
-            if filt is None and k:  # the k-th block of an unnamed filter (older harness versions)
-                unnamed_repeats = True
-            if filt is None:
-                filt = f"#{k + 1}"
-            if isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value)):
-                by_filter.setdefault(filt, []).append(
-                    {"system": name, "task": item, "session": run, "budget": float("nan"), "score": float(value),
-                     "source": p.name, "line": line_no, "filter": filt, "model": name,
-                     **{k: doc.get(k) for k in metadata}})
-            else:
-                unscored.append(item)
+    for line_no, rec in iter_jsonl(p, "an lm-evaluation-harness sample"):  # one read, located errors
+        if not is_lm_eval_record(rec):
+            raise ValueError(f"Line {line_no} of {p.name} is not an lm-evaluation-harness sample (no 'doc_id' "
+                             f"with 'resps' or 'metrics'); it has {sorted(rec)[:8] if isinstance(rec, dict) else rec!r}.")
+        names, key = _record_metric(rec, metric, f"Line {line_no} of {p.name}")
+        seen_metrics.update(names)
+        chosen = chosen or key
+        value = rec.get(key) if key is not None else None
+        doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
+        item = f"{task}/{rec['doc_id']}"
+        filt = rec.get("filter")
+        k = seen_docs.get(rec["doc_id"], 0)
+        seen_docs[rec["doc_id"]] = k + 1
+        if filt is None and k:  # the k-th block of an unnamed filter (older harness versions)
+            unnamed_repeats = True
+        if filt is None:
+            filt = f"#{k + 1}"
+        if isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value)):
+            by_filter.setdefault(filt, []).append(
+                {"system": name, "task": item, "session": run, "budget": float("nan"), "score": float(value),
+                 "source": p.name, "line": line_no, "filter": filt, "model": name,
+                 **{k: doc.get(k) for k in metadata}})
+        else:
+            unscored.append(item)
     if metric is not None and not by_filter and seen_metrics:
         raise ValueError(f"No record of {p.name} has the metric {metric!r}; its records have {sorted(seen_metrics)}.")
     notes: list[str] = []

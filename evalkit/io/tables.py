@@ -56,6 +56,8 @@ def convert_left_right(raw: pd.DataFrame, *, source: str) -> Converted:
         frame["item"] = raw["prompt"].to_numpy(dtype=object)
     if "worker" in raw.columns:
         frame["judge"] = raw["worker"].to_numpy(dtype=object)
+    if "weight" in raw.columns:  # a comparison counted `weight` times (validated: finite, >= 0, bounded total)
+        frame["weight"] = raw["weight"].to_numpy()
     return Converted(frame, keep_all(len(frame)), [])
 
 

@@ -100,19 +100,14 @@ class VerdictLog:
 
     @staticmethod
     def _read(path: Path) -> Iterator[dict[str, Any]]:
-        with open(path, encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path} line {line_no} is not a JSON record ({exc.msg}); the verdict log is "
-                                     "append-only: restore it, or start a new --out folder.") from None
-                if not isinstance(rec, dict) or "key" not in rec or rec.get("verdict") not in VERDICTS:
-                    raise ValueError(f"{path} line {line_no} is not a verdict record (needs 'key' and a 'verdict' "
-                                     f"of {VERDICTS}).")
-                yield rec
+        from evalkit.io._json import iter_jsonl
+
+        for line_no, rec in iter_jsonl(path, "a verdict record", advice="The verdict log is append-only: restore "
+                                       "it, or start a new --out folder."):
+            if not isinstance(rec, dict) or "key" not in rec or rec.get("verdict") not in VERDICTS:
+                raise ValueError(f"{path} line {line_no} is not a verdict record (needs 'key' and a 'verdict' "
+                                 f"of {VERDICTS}).")
+            yield rec
 
     def _keep(self, rec: dict[str, Any]) -> None:
         old = self.records.get(rec["key"])

@@ -173,52 +173,39 @@ def _lm_eval(path: Path, max_chars: int) -> Iterator[Transcript]:
     task, system = _task_name(path), _model_name(results_for(path)[0], path)  # the run with the same timestamp
     m = LM_EVAL_SAMPLES.match(path.name)
     run = m.group("date") if m else path.stem
-    from evalkit.io._json import check_file
+    from evalkit.io._json import iter_jsonl
 
-    check_file(path, "jsonl")  # bounded size, line length and nesting, as evalkit's own lm-eval reader
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path.name} line {line_no} is not JSON ({exc.msg}).") from None
-            args = rec.get("arguments")
-            prompt = ""
-            if isinstance(args, dict):
-                first: object = next(iter(args.values()), {})
-                prompt = str(first.get("arg_0", "")) if isinstance(first, dict) else str(first)
-            elif isinstance(args, list) and args:
-                prompt = str(args[0][0] if isinstance(args[0], list) else args[0])
-            resps = rec.get("filtered_resps", rec.get("resps"))
-            text = f"user: {prompt}\n\nassistant: {json.dumps(resps, ensure_ascii=False)}"
-            yield _make(system, f"{task}/{rec.get('doc_id')}", run, text, prompt, path.name, max_chars)
+    for _, rec in iter_jsonl(path, "an lm-evaluation-harness sample"):  # one read: size, lines, nesting checked
+        if not isinstance(rec, dict):
+            raise ValueError(f"{path.name} holds a JSON {type(rec).__name__} where an lm-evaluation-harness sample "
+                             "(an object) belongs.")
+        args = rec.get("arguments")
+        prompt = ""
+        if isinstance(args, dict):
+            first: object = next(iter(args.values()), {})
+            prompt = str(first.get("arg_0", "")) if isinstance(first, dict) else str(first)
+        elif isinstance(args, list) and args:
+            prompt = str(args[0][0] if isinstance(args[0], list) else args[0])
+        resps = rec.get("filtered_resps", rec.get("resps"))
+        text = f"user: {prompt}\n\nassistant: {json.dumps(resps, ensure_ascii=False)}"
+        yield _make(system, f"{task}/{rec.get('doc_id')}", run, text, prompt, path.name, max_chars)
 
 
 def _events(path: Path, max_chars: int) -> Iterator[Transcript]:
     runs: dict[tuple[str, str, str], list[str]] = {}
-    from evalkit.io._json import check_file
+    from evalkit.io._json import iter_jsonl
 
-    check_file(path, "jsonl")  # bounded size, line length and nesting before the lines are parsed
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                ev = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path.name} line {line_no} is not JSON ({exc.msg}).") from None
-            if not isinstance(ev, dict) or "system" not in ev or "session" not in ev:
-                raise ValueError(f"{path.name} line {line_no}: a JSONL event needs 'system' and 'session' fields "
-                                 f"(and 'task'); found {sorted(ev) if isinstance(ev, dict) else type(ev).__name__}.")
-            key = (str(ev["system"]), str(ev.get("task", "task")), str(ev["session"]))
-            text = next((ev[f] for f in _TEXT_FIELDS if ev.get(f) not in (None, "")), None)
-            if text is not None:
-                role = ev.get("role") or ev.get("type") or "event"
-                runs.setdefault(key, []).append(f"{role}: {_content_text(text)}")
-            else:
-                runs.setdefault(key, [])
+    for line_no, ev in iter_jsonl(path, "a JSONL event"):  # one read: size, lines, nesting checked
+        if not isinstance(ev, dict) or "system" not in ev or "session" not in ev:
+            raise ValueError(f"{path.name} line {line_no}: a JSONL event needs 'system' and 'session' fields "
+                             f"(and 'task'); found {sorted(ev) if isinstance(ev, dict) else type(ev).__name__}.")
+        key = (str(ev["system"]), str(ev.get("task", "task")), str(ev["session"]))
+        text = next((ev[f] for f in _TEXT_FIELDS if ev.get(f) not in (None, "")), None)
+        if text is not None:
+            role = ev.get("role") or ev.get("type") or "event"
+            runs.setdefault(key, []).append(f"{role}: {_content_text(text)}")
+        else:
+            runs.setdefault(key, [])
     for (system, task, session), lines in runs.items():
         yield _make(system, task, session, "\n\n".join(lines), "", path.name, max_chars)
 
@@ -285,7 +272,14 @@ def read_transcripts(
             if fmt == "events" and _looks_like_table(path):
                 fmt = "table"
             reader = {"inspect": _inspect, "swe_agent": _swe_agent, "lm_eval": _lm_eval, "events": _events,
-                      "table": _table}[fmt]
+                      "table": _table}.get(fmt)
+            if reader is None:  # a judgment log, lm-eval results, a verdict file...: no transcripts in it
+                if explicit:
+                    raise ValueError(f"{path.name!r} is read as a {fmt.replace('_', ' ')} file, which holds no "
+                                     "transcripts: expected an Inspect log, a SWE-agent .traj, lm-eval "
+                                     "samples_*.jsonl, JSONL events or a transcript table (system, task, transcript "
+                                     "columns).")
+                continue
             for t in reader(path, max_chars):
                 if names is not None:
                     t = _make(names[k], t.task, t.run, t.text, t.task_text, t.source, 0)
@@ -303,8 +297,10 @@ def _looks_like_table(path: Path) -> bool:
     with open(path, "rb") as fh:
         head = fh.read(1 << 16)
     first = next((ln for ln in head.splitlines() if ln.strip()), b"")
+    if first.count(b"[") + first.count(b"{") > 64:  # deeply nested: no table row (the reader says what is wrong)
+        return False
     try:
         rec = json.loads(first)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(rec, dict) and {"system", "task", "transcript"} <= set(rec)

@@ -9,7 +9,6 @@ file with its SHA-256, written last).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 from collections.abc import Callable, Mapping, Sequence
@@ -53,8 +52,11 @@ def common_baseline(comparisons: pd.DataFrame) -> str | None:
 
 
 def _file_info(path: Path) -> dict[str, Any]:
-    data = path.read_bytes()
-    return {"path": str(path), "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    """The input's provenance: the SHA-256 of the bytes the reader analysed (kept when it read
+    them), not of whatever the file holds by the time the report is written."""
+    from evalkit.io._limits import read_digest
+
+    return {"path": str(path), **read_digest(path)}
 
 
 def read_scores(source: str | Path | pd.DataFrame, *, columns: Mapping[str, str] | None = None) -> pd.DataFrame:

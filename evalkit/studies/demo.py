@@ -129,6 +129,9 @@ def _real_data_path(real_data: str | Path | None) -> Path | None:
     real = Path(real_data)
     if not real.is_file():
         raise ValueError(f"real_data {str(real)!r} is not a file; pass real_data=None to skip the second report.")
+    from evalkit.io import read_comparisons
+
+    read_comparisons(real)  # a file that is no judgment log fails now, not after the simulation
     return real
 
 
