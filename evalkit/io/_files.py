@@ -184,7 +184,9 @@ def _from_csv(path: Path, data: bytes, encoding: str | None = None) -> pd.DataFr
     blank = frame.drop(columns=LINE).isna().all(axis=1).to_numpy()
     frame = frame.loc[~blank].reset_index(drop=True)
     if len(frame) == 0:
-        raise _empty(path, f"a header ({', '.join(map(str, frame.columns[:-1]))}) but no rows")
+        from evalkit._escape import label
+
+        raise _empty(path, f"a header ({', '.join(map(label, frame.columns[:-1]))}) but no rows")
     return frame
 
 
