@@ -129,7 +129,7 @@ def relation(path: Path, head: bytes) -> str | None:
     return f"read_json({lit}, format={fmt}, compression={gz})"
 
 
-def configure(con: Any) -> None:
+def configure(con: Any, *, share: float = 0.2) -> None:
     """Bound DuckDB's memory and let it spill: under an address-space limit (``ulimit -v``, which
     DuckDB does not see) ``memory_limit`` is 40 % of it, and operators that exceed it spill to a
     private temporary directory (removed when the process exits)."""
@@ -145,7 +145,7 @@ def configure(con: Any) -> None:
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         soft = -1 if soft == resource.RLIM_INFINITY else soft
     if soft > 0:
-        con.execute(f"SET memory_limit = '{max(64, int(soft * 0.4) // 2**20)}MB'")
+        con.execute(f"SET memory_limit = '{max(64, int(soft * share) // 2**20)}MB'")
     tmp = tempfile.mkdtemp(prefix="evalkit-duckdb-")
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     con.execute("SET temp_directory = '" + tmp.replace("'", "''") + "'")
@@ -185,10 +185,15 @@ def _plain(values: np.ndarray) -> np.ndarray:
 
 
 def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
-                      opts: dict[str, Any]) -> tuple[dict[str, np.ndarray], str, int] | None:
-    """``(cells, format, rows per record)`` of one file by one DuckDB query, or None when
+                      opts: dict[str, Any]) -> tuple[dict[str, np.ndarray], str, int, dict[str, Any] | None] | None:
+    """``(cells, format, rows per record, clustered)`` of one file by one DuckDB query, or None when
     the pandas reader must read it (a format or container the fast path does not cover).
-    The cells are unchecked: see :func:`~evalkit.io.fastpath.first_problem`."""
+    The cells are unchecked: see :func:`~evalkit.io.fastpath.first_problem`.
+
+    With a cluster the cells are collapsed over it and ``clustered`` holds what
+    :class:`~evalkit.engine._clustered.SqlClusterCounts` needs (``spec``, ``relation``, ``G``):
+    the cluster-robust terms are computed in SQL later (a missing cluster: None, the pandas
+    reader's located error)."""
     import duckdb
 
     if not path.is_file():
@@ -209,10 +214,21 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
                      outcome_map=opts["outcome_map"])
     if spec is None or any(types.get(c) not in KEY_TYPES for c in spec.key_columns):
         return None
+    clustered = None
     try:
+        if spec.cluster:
+            from dataclasses import replace
+
+            from evalkit.engine._clustered import cluster_census
+
+            g, missing = cluster_census(con, spec, rel)
+            if missing:
+                return None
+            clustered = {"spec": spec, "relation": rel, "n_clusters": g}
+            spec = replace(spec, cluster=None, cluster_name=None)
         cells = run(con, cell_sql(spec, rel), "numpy")
     except duckdb.OutOfMemoryException as exc:  # the pandas reader would need more memory, not less
         raise MemoryError(f"DuckDB ran out of memory reducing {path} to cells ({str(exc).splitlines()[0]})") from exc
     except duckdb.Error:
         return None
-    return cells, name, max(1, len(spec.wins))
+    return cells, name, max(1, len(spec.wins)), clustered

@@ -100,9 +100,17 @@ def _duckdb_file(con: Any, path: Path, *, cluster: str | None, **kw: Any
     got = duckdb_file_cells(con, path, cluster=cluster, **kw)
     if got is None:
         return None
-    cells, name, per_row = got
-    return finish_cells(cells, path=str(path), fmt=name, cluster=cluster, opts=kw["opts"], per_row=per_row,
-                        sorted_=True)
+    cells, name, per_row, clustered = got
+    done = finish_cells(cells, path=str(path), fmt=name, cluster=None if clustered else cluster, opts=kw["opts"],
+                        per_row=per_row, sorted_=True)
+    if done is None or clustered is None or cluster is None:
+        return done
+    from evalkit.engine._clustered import SqlClusterCounts
+
+    flat = done[0]
+    keys = ("player_a", "player_b", "outcome", "weight", "n")
+    return SqlClusterCounts({k: flat.column(k) for k in keys}, cluster, path=path, opts=kw["opts"], fmt=name,
+                            **clustered), done[1]
 
 
 def _merge_cells(parts: list[ComparisonCounts], cluster: str | None) -> ComparisonCounts:

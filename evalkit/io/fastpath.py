@@ -120,13 +120,14 @@ def _outcome_sql(spec: CellSpec) -> str:
     return f"(CASE {col} {whens} ELSE NULL END)"
 
 
-def cell_sql(spec: CellSpec, relation: str) -> str:
+def cell_sql(spec: CellSpec, relation: str, *, order: bool = True) -> str:
     """One query: cells (``player_a, player_b, outcome[, cluster], weight, n``) and ``bad_w``
     (some weight in the cell is missing, negative or infinite) from ``relation``.
 
     The rows are grouped on their raw columns first (the scan does no per-row work beyond
     DuckDB's own ``GROUP BY``, and counts only when there is no weight column); labels are
     mapped to outcomes, ids cast to text and the groups merged on the few thousand groups.
+    ``order=False`` leaves the cells unsorted (a subquery of another query).
     """
     keys = [f"CAST({_q(spec.player_a)} AS VARCHAR) AS player_a",
             f"CAST({_q(spec.player_b)} AS VARCHAR) AS player_b"]
@@ -135,13 +136,14 @@ def cell_sql(spec: CellSpec, relation: str) -> str:
         assert spec.cluster_name is not None, "a cluster column is kept under its canonical name"
         keys.append(f"CAST({_q(spec.cluster)} AS VARCHAR) AS {_q(spec.cluster_name)}")
         group.append(_q(spec.cluster_name))
+    by = f" ORDER BY {', '.join(group)}" if order else ""
     if spec.wins:
         parts = [f"SELECT {', '.join(keys)}, CAST({o!r} AS DOUBLE) AS outcome, "
                  f"TRY_CAST({_q(c)} AS DOUBLE) AS w FROM {relation}" for c, o in spec.wins]
         return (
             f"SELECT {', '.join(group)}, sum(w) AS weight, count(*) AS n, "
             "bool_or(w IS NULL OR isnan(w) OR isinf(w) OR w < 0) AS bad_w "
-            f"FROM ({' UNION ALL '.join(parts)}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
+            f"FROM ({' UNION ALL '.join(parts)}) GROUP BY {', '.join(group)}{by}"
         )
     raw = [_q(c) for c in (spec.player_a, spec.player_b, spec.outcome, spec.cluster) if c]
     if spec.weight:
@@ -154,7 +156,7 @@ def cell_sql(spec: CellSpec, relation: str) -> str:
     return (
         f"SELECT {', '.join(keys)}, {_outcome_sql(spec)} AS outcome, {weight} AS weight, "
         f"CAST(sum(n_raw) AS BIGINT) AS n, {bad} AS bad_w "
-        f"FROM ({inner}) GROUP BY {', '.join(group)} ORDER BY {', '.join(group)}"
+        f"FROM ({inner}) GROUP BY {', '.join(group)}{by}"
     )
 
 

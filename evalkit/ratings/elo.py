@@ -153,7 +153,8 @@ def interval_df(frame: pd.DataFrame | None, cluster: str | None) -> float:
     ``cluster`` in ``frame``), infinite (the normal quantile) otherwise."""
     if cluster is None or frame is None:
         return float("inf")
-    return float(frame[cluster].nunique() - 1)
+    g = getattr(frame, "n_clusters", None)  # counts whose cluster scores DuckDB computes know G
+    return float((int(g) if g is not None else frame[cluster].nunique()) - 1)
 
 
 def elo_table(

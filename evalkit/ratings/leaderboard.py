@@ -22,6 +22,7 @@ from evalkit.ratings.elo import (
     variance_note,
 )
 from evalkit.ratings.ranks import fastchat_rank, fit_rank_values
+from evalkit.ratings.uncertainty import sql_clustered
 from evalkit.summary import tally_columns
 
 if TYPE_CHECKING:
@@ -173,7 +174,8 @@ def leaderboard_columns(
     wald_cluster = cluster if kind == "sandwich" else None
     # the cells as rows only where per-pair counts are not sufficient (a cluster-robust or
     # continuous-outcome sandwich); a discrete sandwich from the pair counts is the same sum
-    rows = None if wald_cluster is None and cells.discrete() else cells.cells
+    rows: Any = None if wald_cluster is None and cells.discrete() else (
+        cells if wald_cluster is not None and sql_clustered(cells) else cells.cells)  # S^T S from DuckDB's sums
     # one covariance serves the intervals and the rank intervals (none on the sparse path)
     cov = None if uses_sparse_intervals(fit) else fit.covariance(
         se, frame=rows, cluster=wald_cluster, cluster_correction=cluster_correction)

@@ -110,6 +110,8 @@ def meat(
         w_ll = float(sum(np.sum(m * h * h) for m, h in zip(cnt, g_l, strict=True)))
         return _assemble(n, c.i, c.j, w_dd, w_dl, w_ll, sparse=sparse)
 
+    if cluster is not None and sql_clustered(frame):
+        return _sql_meat(fit, frame, sparse=sparse)
     players, a, b = encode_players(frame["player_a"].to_numpy(), frame["player_b"].to_numpy())
     if players != fit.players:
         raise ValueError(
@@ -117,13 +119,7 @@ def meat(
         )
     weight = frame["weight"].to_numpy(float)
     # per-comparison (unit-weight) class shares; a row of weight w is w such comparisons
-    win, loss, tie = split_outcomes(frame["outcome"].to_numpy(float), np.ones(len(weight)))
-    swap = a > b
-    i, j = np.where(swap, b, a), np.where(swap, a, b)
-    wi, wj = np.where(swap, loss, win), np.where(swap, win, loss)
-    g_d, g_l = _class_scores(fit, fit.theta[i] - fit.theta[j])
-    u_d = wi * g_d[0] + wj * g_d[1] + tie * g_d[2]
-    u_l = None if g_l is None else wi * g_l[0] + wj * g_l[1] + tie * g_l[2]
+    i, j, u_d, u_l = _unit_scores(fit, a, b, frame["outcome"].to_numpy(float))
     if cluster is None:  # frequency weights: w copies of the score u, sum of outer products w u u'
         if u_l is None:
             return _assemble(n, i, j, weight * u_d * u_d, sparse=sparse)
@@ -149,6 +145,40 @@ def meat(
     return product if sparse else np.asarray(product.todense())
 
 
+def sql_clustered(frame: object) -> bool:
+    """Whether ``frame`` is counts collapsed over their cluster whose cluster scores DuckDB computes
+    (:class:`evalkit.engine._clustered.SqlClusterCounts`, still collapsed)."""
+    return bool(getattr(frame, "collapsed", False)) and hasattr(frame, "cluster_meat")
+
+
+def _unit_scores(fit: BTFit, a: np.ndarray, b: np.ndarray, outcome: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(i, j, u_d, u_l)``: each comparison as the pair ``i < j`` and the score of one comparison of
+    unit weight in ``d = theta_i - theta_j`` (and Davidson's ``log nu``)."""
+    win, loss, tie = split_outcomes(outcome, np.ones(len(outcome)))
+    swap = a > b
+    i, j = np.where(swap, b, a), np.where(swap, a, b)
+    wi, wj = np.where(swap, loss, win), np.where(swap, win, loss)
+    g_d, g_l = _class_scores(fit, fit.theta[i] - fit.theta[j])
+    u_d = wi * g_d[0] + wj * g_d[1] + tie * g_d[2]
+    u_l = None if g_l is None else wi * g_l[0] + wj * g_l[1] + tie * g_l[2]
+    return i, j, u_d, u_l
+
+
+def _sql_meat(fit: BTFit, counts, *, sparse: bool) -> np.ndarray:
+    """The cluster-robust meat ``S^T S`` with ``S`` (clusters x players, sparse) summed by DuckDB
+    from the unit scores of the collapsed cells (:mod:`evalkit.engine._clustered`)."""
+    players, a, b = counts.codes()
+    if players != fit.players:
+        raise ValueError("'frame' has other players than the fit; pass the counts the fit was made on.")
+    n = len(fit.theta)
+    i, _, u_d, u_l = _unit_scores(fit, a, b, counts.column("outcome").astype(float))
+    # u_d is the score of the pair's lower code i: player_a's when a is i, else minus it
+    u_a = np.where(a == i, u_d, -u_d)
+    product = counts.cluster_meat(u_a, n if u_l is None else n + 1, u_l)
+    return product if sparse else np.asarray(product.todense())
+
+
 def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str, *, n_params: int = 1) -> tuple[float, int]:
     """The small-sample factor of a cluster-robust meat and the number of clusters ``G``.
 
@@ -160,13 +190,16 @@ def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str, *, n_para
 
     if correction not in _CORRECTIONS:
         raise ValueError(f"'cluster_correction' must be one of {_CORRECTIONS}; got {correction!r}.")
-    g = int(frame[cluster].nunique())
+    sql = sql_clustered(frame)
+    g = int(frame.n_clusters) if sql else int(frame[cluster].nunique())  # type: ignore[attr-defined]
     if correction == "CR0":
         return 1.0, g
     if g < 2:
         raise ValueError(
             f"A cluster-robust covariance needs at least two clusters; the column {cluster!r} has {g}."
         )
+    if sql:
+        return cr1_factor(g, float(frame.total_weight), n_params), g  # type: ignore[attr-defined]
     weight = frame["weight"].to_numpy(float) if "weight" in frame.columns else np.ones(len(frame))
     return cr1_factor(g, float(weight.sum()), n_params), g
 

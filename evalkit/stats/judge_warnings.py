@@ -191,6 +191,11 @@ def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) 
     answer's wins among decisive votes, as in :func:`position_bias_table`; panels with
     fractional weights are not tested.
     """
+    sums = None
+    if getattr(counts, "collapsed", False) and counts.cluster == "item" and fmt in POSITION_FORMATS:
+        sums = counts.unit_sums()  # collapsed over the items: DuckDB sums the comparison units
+    elif hasattr(counts, "expand") and counts.cluster == "judge":
+        counts.expand()  # counts collapsed over their cluster (DuckDB): the judge panels need it
     if counts.cluster == "judge":
         names, codes = np.unique(np.asarray(counts.column("judge")).astype(str), return_inverse=True)
         codes = codes.ravel()
@@ -202,14 +207,18 @@ def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) 
         lefts = np.bincount(codes, weights=w * (o == 1.0), minlength=len(names))
         rights = np.bincount(codes, weights=w * (o == 0.0), minlength=len(names))
         units = None
-        if counts.cluster == "item":  # votes on one comparison (item and pair) are not independent
+        if counts.cluster == "item" and sums is None:  # votes on one comparison (item and pair) are dependent
             units = comparison_units(counts.column("player_a"), counts.column("player_b"), counts.column("item"))
         for k, (name, left, right) in enumerate(zip(names, lefts.tolist(), rights.tolist(), strict=True)):
             if left + right == 0 or left != round(left) or right != round(right):
                 continue
             test, pvalue = "exact binomial", binom_half_pvalue(int(left), int(left + right))
             decisive = (codes == k) & ((o == 1.0) | (o == 0.0))
-            if units is None:
+            if sums is not None:  # one panel; the units' sums from DuckDB
+                if sums[1] > 1:
+                    test, pvalue = "CR1 t-test clustered by comparison (item x pair)", _share_pvalue(
+                        left, left + right, sums[0], sums[2])
+            elif units is None:
                 test += ", votes taken as independent (`evalkit report` clusters repeated votes on one comparison)"
             elif _repeats(units[decisive], w[decisive]):
                 res = clustered_share_test((o[decisive] == 1.0).astype(float), w[decisive], units[decisive])
@@ -217,6 +226,17 @@ def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) 
             if pvalue < alpha:
                 out.append(position_warning(str(name), left, right, pvalue, test))
     return out + self_rating_warnings(names.tolist(), counts.players)
+
+
+def _share_pvalue(left: float, total: float, g: int, e0sq: float) -> float:
+    """The p-value of :func:`clustered_share_test` from sums: ``left`` of ``total`` decisive votes for
+    the first answer, ``g`` units and ``sum_g (sum w (y - 1/2))^2``."""
+    from evalkit._cluster import cr1_factor, t_two_sided_pvalue
+
+    if g < 2:
+        raise ValueError(f"a clustered test needs votes in at least 2 groups; got {g}")
+    se0 = float(np.sqrt(cr1_factor(g, total, 1) * e0sq)) / total
+    return float(t_two_sided_pvalue((left / total - 0.5) / se0, g - 1.0)) if se0 > 0 else 1.0
 
 
 def _repeats(units: np.ndarray, weight: np.ndarray) -> bool:
