@@ -131,7 +131,7 @@ def relation(path: Path, head: bytes) -> str | None:
 
 def configure(con: Any, *, share: float = 0.2) -> None:
     """Bound DuckDB's memory and let it spill: under an address-space limit (``ulimit -v``, which
-    DuckDB does not see) ``memory_limit`` is 40 % of it, and operators that exceed it spill to a
+    DuckDB does not see) ``memory_limit`` is ``share`` (20 %) of it, and operators that exceed it spill to a
     private temporary directory (removed when the process exits)."""
     import atexit
     import shutil

@@ -161,7 +161,12 @@ class ComparisonCounts:
         return tmp.groupby(["player_a", "player_b"], sort=True).sum().reset_index()
 
     def equals(self, other: ComparisonCounts, *, rtol: float = 1e-12) -> bool:
-        """Same cells (keys identical, weights and row counts equal to ``rtol``)."""
+        """Same cells (keys identical, weights and row counts equal to ``rtol``; counts collapsed over
+        their cluster by the DuckDB engine are compared by their per-cluster cells)."""
+        for counts in (self, other):
+            expand = getattr(counts, "expand", None)
+            if expand is not None:
+                expand()
         if self.cluster != other.cluster or len(self) != len(other):
             return False
         keys = ["player_a", "player_b"] + ([self.cluster] if self.cluster else [])

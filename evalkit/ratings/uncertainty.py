@@ -19,7 +19,7 @@ for continuous outcomes too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -191,7 +191,8 @@ def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str, *, n_para
     if correction not in _CORRECTIONS:
         raise ValueError(f"'cluster_correction' must be one of {_CORRECTIONS}; got {correction!r}.")
     sql = sql_clustered(frame)
-    g = int(frame.n_clusters) if sql else int(frame[cluster].nunique())  # type: ignore[attr-defined]
+    counts: Any = frame  # SqlClusterCounts (engine): G and the total weight without the per-cluster cells
+    g = int(counts.n_clusters) if sql else int(frame[cluster].nunique())
     if correction == "CR0":
         return 1.0, g
     if g < 2:
@@ -199,7 +200,7 @@ def cluster_factor(frame: pd.DataFrame, cluster: str, correction: str, *, n_para
             f"A cluster-robust covariance needs at least two clusters; the column {cluster!r} has {g}."
         )
     if sql:
-        return cr1_factor(g, float(frame.total_weight), n_params), g  # type: ignore[attr-defined]
+        return cr1_factor(g, float(counts.total_weight), n_params), g
     weight = frame["weight"].to_numpy(float) if "weight" in frame.columns else np.ones(len(frame))
     return cr1_factor(g, float(weight.sum()), n_params), g
 

@@ -1,0 +1,125 @@
+"""``--cluster`` in SQL (evalkit.engine._clustered): the fit on cells collapsed over the cluster and
+the cluster-robust meat S^T S from DuckDB's (cluster, player) sums equal the per-cluster-cells path
+(pandas engine) and statsmodels' cluster-robust GLM covariance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.engine._clustered import SqlClusterCounts
+from evalkit.engine.aggregate import aggregate_comparisons
+from evalkit.ratings.bt import fit_bt
+from evalkit.ratings.counts import aggregate
+from evalkit.ratings.leaderboard import leaderboard_columns
+from evalkit.stats.judge_warnings import count_warnings
+
+
+def _arena(path, *, n=3000, models=8, items=300, seed=1, left_bias=0.0, tie_share=0.1):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, models, n)
+    b = (a + rng.integers(1, models, n)) % models
+    p = 1 / (1 + np.exp(-(0.3 * (a - b) + left_bias)))
+    u = rng.random(n)
+    winner = np.where(u < tie_share, "tie", np.where(rng.random(n) < p, "model_a", "model_b"))
+    frame = pd.DataFrame({"model_a": [f"m{k}" for k in a], "model_b": [f"m{k}" for k in b], "winner": winner,
+                          "question_id": rng.integers(0, items, n)})
+    frame.to_parquet(path)
+    return frame
+
+
+def _canonical(path, *, n=2000, models=6, items=150, seed=2):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, models, n)
+    b = (a + rng.integers(1, models, n)) % models
+    frame = pd.DataFrame({"player_a": [f"p{k}" for k in a], "player_b": [f"p{k}" for k in b],
+                          "outcome": rng.choice([0.0, 0.25, 0.5, 1.0], n), "weight": rng.uniform(0.5, 2.0, n),
+                          "item": [f"q{k}" for k in rng.integers(0, items, n)]})
+    frame.to_parquet(path)
+    return frame
+
+
+@pytest.mark.parametrize("ties", ["half", "davidson", "drop"])
+def test_sql_cluster_sandwich_equals_the_per_cluster_cells(tmp_path, ties):
+    path = tmp_path / "arena.parquet"
+    _arena(path)
+    sql, _ = aggregate_comparisons(path, cluster="item")
+    cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
+    assert isinstance(sql, SqlClusterCounts) and sql.n_clusters == cells.n_clusters == 300
+    assert len(sql) < len(cells)  # collapsed over the items: the fit's cells only
+    new = leaderboard_columns(sql, cluster="item", ties=ties).to_frame()
+    old = leaderboard_columns(cells, cluster="item", ties=ties).to_frame()
+    assert sql.collapsed  # the Wald path never fetched the per-cluster cells
+    for col in ("elo", "ci_low", "ci_high"):
+        np.testing.assert_allclose(new[col].to_numpy(float), old[col].to_numpy(float), rtol=0, atol=1e-10)
+
+
+def test_sql_cluster_meat_weights_and_continuous_outcomes(tmp_path):
+    path = tmp_path / "canonical.parquet"
+    _canonical(path)
+    sql, _ = aggregate_comparisons(path, cluster="item")
+    cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
+    fit = fit_bt(aggregate(cells))
+    new = fit.covariance("sandwich", frame=sql, cluster="item")
+    old = fit.covariance("sandwich", frame=cells.cells, cluster="item")
+    np.testing.assert_allclose(new, old, rtol=0, atol=1e-13 * np.abs(old).max())
+
+
+def test_sql_cluster_sandwich_against_statsmodels(tmp_path):
+    """No ties: BT is a logistic regression on x = e_a - e_b (player 0 the reference); statsmodels'
+    GLM(Binomial).fit(cov_type="cluster") has the same CR1 factor G/(G-1) (N-1)/(N-K)."""
+    sm = pytest.importorskip("statsmodels.api")
+    path = tmp_path / "arena.parquet"
+    frame = _arena(path, models=5, items=120, tie_share=0.0)
+    sql, _ = aggregate_comparisons(path, cluster="item")
+    fit = fit_bt(aggregate(sql), ties="drop")
+    cov = fit.covariance("sandwich", frame=sql, cluster="item")
+    dec = frame[frame["winner"] != "tie"]
+    players = sorted(set(frame["model_a"]) | set(frame["model_b"]))
+    x = np.zeros((len(dec), len(players)))
+    x[np.arange(len(dec)), [players.index(p) for p in dec["model_a"]]] += 1
+    x[np.arange(len(dec)), [players.index(p) for p in dec["model_b"]]] -= 1
+    y = (dec["winner"] == "model_a").to_numpy(float)
+    res = sm.GLM(y, x[:, 1:], family=sm.families.Binomial()).fit(
+        cov_type="cluster", cov_kwds={"groups": pd.factorize(dec["question_id"])[0]}, tol=1e-14)
+    # Var(theta_k - theta_0) from evalkit's centred covariance
+    diff = np.diag(cov)[1:] + cov[0, 0] - 2 * cov[1:, 0]
+    np.testing.assert_allclose(res.params, fit.theta[1:] - fit.theta[0], rtol=1e-8)
+    np.testing.assert_allclose(diff, np.diag(res.cov_params()), rtol=1e-8)
+
+
+def test_sql_position_test_and_bootstrap_match_the_cells(tmp_path):
+    path = tmp_path / "arena.parquet"
+    _arena(path, n=4000, items=40, left_bias=0.4)  # repeated votes per item x pair; a left-position bias
+    sql, _ = aggregate_comparisons(path, cluster="item")
+    cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
+    warned = count_warnings(sql, "arena", judge="j")
+    assert warned and "clustered by comparison" in warned[0]
+    assert sql.collapsed  # the units' sums came from DuckDB
+    assert warned == count_warnings(cells, "arena", judge="j")
+    # the cluster bootstrap resamples per-cluster pair counts: the counts fetch them, same numbers
+    boot = leaderboard_columns(sql, cluster="item", interval="bootstrap", n_resamples=30, rng=3).to_frame()
+    assert not sql.collapsed
+    ref = leaderboard_columns(cells, cluster="item", interval="bootstrap", n_resamples=30, rng=3).to_frame()
+    np.testing.assert_allclose(boot["ci_low"].to_numpy(float), ref["ci_low"].to_numpy(float), rtol=0, atol=1e-9)
+
+
+def test_sql_cluster_terms_in_a_child_process(tmp_path, monkeypatch):
+    """Under an address-space cap the big queries run in a fresh process (forced here): same numbers."""
+    path = tmp_path / "arena.parquet"
+    _arena(path, n=1000, items=50)
+    here = leaderboard_columns(aggregate_comparisons(path, cluster="item")[0], cluster="item").to_frame()
+    monkeypatch.setenv("EVALKIT_CLUSTER_CHILD", "1")
+    child = leaderboard_columns(aggregate_comparisons(path, cluster="item")[0], cluster="item").to_frame()
+    np.testing.assert_array_equal(here["ci_low"].to_numpy(float), child["ci_low"].to_numpy(float))
+
+
+def test_missing_cluster_is_the_readers_located_error(tmp_path):
+    path = tmp_path / "arena.parquet"
+    frame = _arena(path, n=200, items=20)
+    frame["question_id"] = frame["question_id"].astype("Int64")
+    frame.loc[7, "question_id"] = pd.NA
+    frame.to_parquet(path)
+    with pytest.raises(ValueError, match="(?i)missing|cluster|question_id"):
+        aggregate_comparisons(path, cluster="item")
