@@ -5,6 +5,8 @@ models with ``--items`` item ids (``question_id``; :func:`bench_scale.generate`)
 ``--repeat`` times, each under ``ulimit -v --cap-kb`` in its own process tree:
 
 - ``floor``: DuckDB's bare ``GROUP BY model_a, model_b, winner`` count of the file;
+- ``floor (item, player)``: DuckDB's bare ``GROUP BY question_id, player`` of each row's two players
+  (the aggregation that the cluster-robust meat cannot avoid; DuckDB's default memory limit);
 - ``rate``: ``evalkit rate FILE`` (sandwich intervals);
 - ``rate --cluster item``: the cluster-robust (CR1, t(G - 1)) sandwich over the items.
 
@@ -33,6 +35,10 @@ from bench_scale import generate  # noqa: E402
 
 FLOOR = ("import duckdb, sys; duckdb.sql(\"SELECT model_a, model_b, winner, count(*) FROM read_parquet('\" "
          "+ sys.argv[1] + \"') GROUP BY ALL\").fetchall()")
+# the (item, player) aggregation alone: each row's two players, summed per item (a count of the groups)
+ITEM_FLOOR = ("import duckdb, sys; duckdb.sql(\"SELECT count(*) FROM (SELECT question_id, p, sum(v) FROM (SELECT "
+              "question_id, unnest([model_a, model_b]) AS p, unnest([1.0, -1.0]) AS v FROM read_parquet('\" "
+              "+ sys.argv[1] + \"')) GROUP BY ALL)\").fetchall()")
 
 
 def run(cmd: list[str], cap_kb: int) -> tuple[float, float, int]:
@@ -60,7 +66,8 @@ def main() -> None:
     if not path.exists():
         generate(path, int(args.rows), args.models, seed=3, items=args.items)
     ek = [sys.executable, "-m", "evalkit"]
-    tools = {"floor": [sys.executable, "-c", FLOOR, str(path)], "rate": ek + ["rate", str(path)],
+    tools = {"floor": [sys.executable, "-c", FLOOR, str(path)],
+             "floor (item, player)": [sys.executable, "-c", ITEM_FLOOR, str(path)], "rate": ek + ["rate", str(path)],
              "rate --cluster item": ek + ["rate", str(path), "--cluster", "item"]}
     cap = args.cap_kb if args.cap_kb > 0 else "unlimited"
     print(f"load before: {os.getloadavg()}; {int(args.rows):,} rows, {args.models} models, {args.items:,} items; "
