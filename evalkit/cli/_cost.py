@@ -93,12 +93,12 @@ def cost_tables(result: Any, order: Sequence[str] | None = None) -> dict[str, tu
     rows = []
     for r in usage.to_dict("records"):
         for c in _SHOWN:
-            if f"{c}_total" not in r or pd.isna(r[f"{c}_total"]) or (c.startswith("cache") and not r[f"{c}_total"]):
+            if f"{c}_sum" not in r or pd.isna(r[f"{c}_sum"]) or (c.startswith("cache") and not r[f"{c}_sum"]):
                 continue
             # usage_table's "tokens_total" is the total of tokens, "tokens_total_total" that of tokens_total
-            if c == "tokens_total" and r[f"{c}_total"] == r.get("tokens_total"):  # no cache tokens: same as tokens
+            if c == "tokens_total" and r[f"{c}_sum"] == r.get("tokens_sum"):  # no cache tokens: same as tokens
                 continue
-            rows.append({"system": r["system"], "usage": c, "total": r[f"{c}_total"],
+            rows.append({"system": r["system"], "usage": c, "total": r[f"{c}_sum"],
                          "mean per task": r[f"{c}_per_task"], "runs without it": r[f"{c}_missing"],
                          "tasks": r["n_tasks"], "runs": r["n_runs"]})
     spend = pd.DataFrame(rows, columns=["system", "usage", "total", "mean per task", "runs without it", "tasks", "runs"])

@@ -83,7 +83,8 @@ def available_usage(frame: pd.DataFrame) -> list[str]:
 
 
 def usage_table(outcomes: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per-system usage: runs, tasks, and for each usage column the total and the mean per task.
+    """Per-system usage: runs, tasks, and for each usage column ``<column>_sum`` (the total; not ``_total``,
+    which would read as the column ``tokens_total``) and ``<column>_per_task`` (the mean per task).
 
     The mean per task is the mean over tasks of each task's mean over its runs; runs without a
     value (NaN: the log did not record it) are left out and counted in ``<column>_missing``.
@@ -97,7 +98,7 @@ def usage_table(outcomes: pd.DataFrame, *, columns: Sequence[str] | None = None)
         for c in cols:
             v = g[c].astype(float)
             ok = v.notna()
-            row[f"{c}_total"] = float(v[ok].sum()) if ok.any() else float("nan")
+            row[f"{c}_sum"] = float(v[ok].sum()) if ok.any() else float("nan")
             row[f"{c}_per_task"] = float(v[ok].groupby(g.loc[ok, "task"]).mean().mean()) if ok.any() else float("nan")
             row[f"{c}_missing"] = int((~ok).sum())
         rows.append(row)
