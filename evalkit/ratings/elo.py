@@ -11,7 +11,7 @@ uncertainty from everyone else's (a common mistake).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -153,8 +153,12 @@ def interval_df(frame: pd.DataFrame | None, cluster: str | None) -> float:
     ``cluster`` in ``frame``), infinite (the normal quantile) otherwise."""
     if cluster is None or frame is None:
         return float("inf")
-    g = getattr(frame, "n_clusters", None)  # counts whose cluster scores DuckDB computes know G
-    return float((int(g) if g is not None else frame[cluster].nunique()) - 1)
+    from evalkit.ratings.uncertainty import sql_clustered
+
+    if sql_clustered(frame):  # counts whose cluster scores DuckDB computes know G
+        counts: Any = frame
+        return float(int(counts.n_clusters) - 1)
+    return float(frame[cluster].nunique() - 1)
 
 
 def elo_table(
