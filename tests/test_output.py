@@ -244,29 +244,59 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
     assert all(".partial-" in p for p in leftovers), leftovers  # SIGKILLed temporaries only, hidden
 
 
+_CTRL_C_RUNNER = """
+import os, sys, time
+from evalkit.cli import main
+READY, PREFIX, STATE = int(os.environ["READY_FD"]), os.environ["PARTIAL_PREFIX"], [0]
+
+def hook(event, args):
+    # the first file opened inside the new run's hidden .partial folder: say so, then wait for the Ctrl-C
+    if STATE[0] or event != "open" or not isinstance(args[0], (str, os.PathLike)):
+        return
+    path = os.fspath(args[0])
+    if path.startswith(PREFIX) and os.sep in path[len(PREFIX):]:
+        STATE[0] = 1
+        os.write(READY, b"r")
+        os.close(READY)
+        time.sleep(600)  # interrupted by the test's SIGINT (the handler raises here, in the open)
+
+sys.addaudithook(hook)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_ctrl_c_exits_130_with_one_line_and_leaves_the_previous_folder(tmp_path):
-    """The issue's case: re-running the demo into an existing --out and pressing Ctrl-C."""
+    """The issue's case: re-running the demo into an existing --out and pressing Ctrl-C while the new
+    folder is being written. The moment is an event, not a time: the command's process reports (through
+    a pipe, from an audit hook) the first file it opens in its hidden ``.partial`` folder and waits
+    there; the test sends SIGINT only then, so a loaded machine moves nothing."""
+    import select
+
     previous = _build(tmp_path / "d", text="seed 1")
     before = json.loads((previous / "run.json").read_text())
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "demo", "--out", str(previous), "--force", "--tasks", "6",
-                             "--sessions", "3", "--bootstrap", "30"],
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:  # wait until the new folder is being written (its hidden .partial sibling exists), then Ctrl-C
-        deadline = time.monotonic() + 180
-        while not list(tmp_path.glob(".d.partial-*")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert proc.poll() is None, "the demo ended before it was interrupted"
-        time.sleep(0.3)
+    ready_r, ready_w = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "READY_FD": str(ready_w),
+           "PARTIAL_PREFIX": str(tmp_path / ".d.partial-")}
+    proc = subprocess.Popen([sys.executable, "-c", _CTRL_C_RUNNER, "demo", "--out", str(previous), "--force",
+                             "--tasks", "6", "--sessions", "3", "--bootstrap", "30"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(ready_w,))
+    os.close(ready_w)
+    try:  # wait for the event (the timeout only guards against a hang; EOF: the demo ended first)
+        readable, _, _ = select.select([ready_r], [], [], 300)
+        assert readable and os.read(ready_r, 1) == b"r", ("the demo never wrote into its .partial folder",
+                                                          proc.poll())
+        assert list(tmp_path.glob(".d.partial-*")) and proc.poll() is None
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=120)
     finally:
+        os.close(ready_r)
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     last = err.strip().splitlines()[-1]
-    assert "Traceback" not in err and last.startswith("evalkit demo: interrupted")
+    assert "Traceback" not in err and last.startswith("evalkit demo: interrupted"), err
+    assert "no output folder was changed" in last, last
     assert verify_dir(previous) == [] and json.loads((previous / "run.json").read_text()) == before
     assert [p.name for p in tmp_path.iterdir()] == ["d"]  # no sessions.parquet of the new run anywhere
 
