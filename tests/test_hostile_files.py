@@ -57,8 +57,91 @@ def test_bombs_exit_2_with_bounded_peak_memory(tmp_path, kind):
         args = ["compare", "ok.eval", bomb.name]
     code, err, peak_kb = _run_child(args, tmp_path)
     assert code == 2, err
-    assert "Traceback" not in err and "bomb" in err and "--limit max_ratio" in err
+    if kind == "deflate eval, header lies":  # refused from its headers, before anything is inflated
+        assert "Traceback" not in err and "the header lies about the size" in err
+    else:
+        assert "Traceback" not in err and "bomb" in err and "--limit max_ratio" in err
     assert peak_kb < PEAK_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MiB"
+
+
+class _CountingZlib:
+    """``zlib`` for :mod:`evalkit.io._limits`, with every decompressobj's output counted: the bytes
+    actually inflated, measured outside the code under test."""
+
+    def __init__(self) -> None:
+        self.inflated = 0
+
+    def __getattr__(self, name: str):
+        import zlib
+
+        return getattr(zlib, name)
+
+    def decompressobj(self, *args):
+        import zlib
+
+        inner, counter = zlib.decompressobj(*args), self
+
+        class Counted:
+            def decompress(self, data, max_length=0):
+                out = inner.decompress(data, max_length)
+                counter.inflated += len(out)
+                return out
+
+            def __getattr__(self, name):
+                return getattr(inner, name)
+
+        return Counted()
+
+
+def _lying_eval(path: Path, *, claimed: int, local: int | None = None) -> tuple[Path, int]:
+    """A .eval whose sample member holds 64 MiB of deflated zeros (about 64 kB compressed) while
+    its central directory claims ``claimed`` bytes (``claimed=-1``: as many as it takes compressed)
+    and its local header ``local`` (default: the same)."""
+    data = h.deflate_zeros(64 << 20)
+    claimed = len(data) if claimed == -1 else claimed
+    h.write_zip(path, [h._stored("header.json", {"eval": {"task": "t", "model": "m"}}),
+                       ("samples/1_epoch_1.json", 8, data, 0, claimed)])
+    if local is not None:  # rewrite the sample member's local header's uncompressed size
+        raw = bytearray(path.read_bytes())
+        at = raw.index(b"PK\x03\x04", 4)  # the second local header
+        raw[at + 22:at + 26] = local.to_bytes(4, "little")
+        path.write_bytes(bytes(raw))
+    return path, claimed
+
+
+@pytest.mark.parametrize("case", ["claims 100 bytes", "claims its compressed size", "local header differs"])
+def test_a_lying_zip_header_is_refused_after_inflating_at_most_its_claimed_size(tmp_path, monkeypatch, case):
+    """The audit's lying .eval took ~3 s (1-2 GB inflated) before its error. Now a member whose
+    declared size cannot hold its compressed data, or whose local header disagrees with the central
+    directory, is refused before any byte is inflated; one whose claim is plausible stops one byte
+    past it. Asserted on the bytes zlib produced (counted by a wrapper), not on time."""
+    import evalkit.io._limits as limits_mod
+    from evalkit.io.logs import read_logs
+
+    claimed, local = {"claims 100 bytes": (100, None), "claims its compressed size": (-1, None),
+                      "local header differs": (-1, 1 << 26)}[case]
+    path, claimed = _lying_eval(tmp_path / "lies.eval", claimed=claimed, local=local)
+    counting = _CountingZlib()
+    monkeypatch.setattr(limits_mod, "zlib", counting)
+    with pytest.raises(ValueError) as info:
+        read_logs(path)
+    message = str(info.value)
+    assert "lies.eval (member 'samples/1_epoch_1.json')" in message and "tampered with" in message
+    if case == "claims its compressed size":  # plausible on its face (about 1:1): stopped one byte past it
+        assert 0 < counting.inflated <= claimed + 1 < 100 << 10, counting.inflated
+        assert f"more than the {claimed} bytes its zip header claims" in message
+    else:
+        assert counting.inflated == 0 and "Nothing of it was decompressed" in message
+    import json
+    import zipfile
+
+    counting.inflated = 0  # an honest deflated archive through the same counting zlib: read whole
+    with zipfile.ZipFile(tmp_path / "ok.eval", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+        z.writestr("samples/1_epoch_1.json", json.dumps({"id": 1, "epoch": 1, "scores": {"s": {"value": 1}},
+                                                         "pad": "x" * 50_000}))
+        sizes = sum(i.file_size for i in z.infolist())
+    assert len(read_logs(tmp_path / "ok.eval")) == 1 and counting.inflated == sizes
 
 
 def test_deep_json_is_a_located_error_not_a_recursion_error(tmp_path, capsys):
