@@ -231,3 +231,35 @@ def test_heatmap_never_met_is_grey_not_the_colour_of_half():
     assert never.mean() < 200 and np.abs(never - grey).max() <= 2  # never met: the flat grey, one image
     assert any(t.get_text() == "never met" for t in ax.get_legend().get_texts())
     plt.close(fig)
+
+
+LOOKALIKES = ["café", "cafe\u0301", "alpha", "alpha\u200b", "\u0430lpha", "beta"]  # NFC/NFD, zero-width, Cyrillic а
+
+
+def test_names_that_look_alike_get_a_warning_and_distinct_labels(tmp_path, capsys):
+    """The audit's look-alikes (NFC and NFD café, alpha with a zero-width space, Cyrillic аlpha)
+    showed as identical rows with no warning. Now every table (terminal, Markdown, HTML) shows
+    them by their code points, one distinct label each, and the command warns once."""
+    from evalkit._escape import code_point_label, distinct_labels, lookalike_key
+
+    assert lookalike_key("café") == lookalike_key("cafe\u0301") and lookalike_key("\u0430lpha") == "alpha"
+    assert lookalike_key("alpha\u200b") == "alpha" and lookalike_key("beta") == "beta"
+    assert code_point_label("cafe\u0301") == "cafe\\u0301" and code_point_label("café") == "caf\\xe9"
+    assert distinct_labels(["alpha", "beta", "模型甲"]) is None  # nothing alike: no warning, no change
+    data = tmp_path / "look.csv"
+    pairs = [(a, b) for i, a in enumerate(LOOKALIKES) for b in LOOKALIKES[i + 1:]]
+    data.write_text("model_a,model_b,winner\n" + "".join(f"{a},{b},{w}\n" for a, b in pairs
+                                                          for w in ("model_a", "model_b", "tie")), encoding="utf-8")
+    assert main(["rate", str(data), "--n-resamples", "0"]) == 0
+    out, err = capsys.readouterr()
+    model = _md_rows(out)[0].index("model")
+    shown = [r[model] for r in _md_rows(out)[2:]]
+    assert sorted(shown) == sorted(code_point_label(n) if n != "beta" else n for n in LOOKALIKES)
+    assert "caf\\xe9 and cafe\\u0301" in err or "cafe\\u0301 and caf\\xe9" in err
+    assert err.count("look alike") == 1, err
+    out_dir = tmp_path / "report"
+    assert main(["report", str(data), "--out", str(out_dir), "--n-boot", "20", "--quiet"]) == 0
+    md = (out_dir / "report.md").read_text(encoding="utf-8")
+    page = (out_dir / "report.html").read_text(encoding="utf-8")
+    for n in LOOKALIKES[:-1]:
+        assert markdown_text(code_point_label(n)) in md and code_point_label(n) in page, n

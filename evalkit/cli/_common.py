@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit._escape import is_column_table, label, markdown_table, terminal_json
+from evalkit._escape import ascii_fast_path, is_column_table, label, markdown_table, terminal_json
 from evalkit._lazy import is_dataframe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -239,6 +239,9 @@ def terminal_cell(value: object) -> str:
     """A cell for a table printed on the terminal: control and bidi characters shown escaped,
     ``|`` escaped so that it cannot split a column."""
     return label(value).replace("|", "\\|")
+
+
+ascii_fast_path(terminal_cell, "|")
 
 
 def call(ui: UI, stage: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
