@@ -323,3 +323,35 @@ def test_ctrl_c_inside_the_import_machinery_is_sent_again_not_dropped():
         assert returned
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+_AT_IMPORT = """
+import os, runpy, signal, sys
+SIG, MODULE, SENT = getattr(signal, sys.argv[1]), sys.argv[2], [False]
+
+def hook(event, args):  # the signal arrives as Python imports MODULE, while evalkit starts up
+    if event == "import" and args[0] == MODULE and not SENT[0]:
+        SENT[0] = True
+        os.kill(os.getpid(), SIG)
+        for _ in range(100000):  # the handler runs here, inside the import
+            pass
+
+sys.addaudithook(hook)
+sys.argv = ["evalkit", *sys.argv[3:]]
+runpy.run_module("evalkit", run_name="__main__")  # as `python -m evalkit`
+"""
+
+
+@pytest.mark.parametrize("module", ["argparse", "evalkit.cli._common"])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_evalkit_starts_up_exits_130_or_143_with_one_line(tmp_path, sig, module):
+    """The audit's case: SIGTERM during start-up exited 130 or was killed (-15), an early Ctrl-C
+    printed a KeyboardInterrupt traceback. The moment is an import (an audit hook in the process
+    sends the signal), not a time."""
+    data = tmp_path / "in.csv"
+    data.write_text("model_a,model_b,winner\na,b,model_a\nb,a,model_b\n")
+    proc = subprocess.run([sys.executable, "-c", _AT_IMPORT, sig, module, "rate", str(data), "-q"],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    want, word = (130, "interrupted") if sig == "SIGINT" else (128 + signal.SIGTERM, "terminated")
+    assert proc.returncode == want, (proc.returncode, proc.stderr)
+    assert proc.stderr.strip() == f"evalkit: {word}.", proc.stderr

@@ -148,11 +148,22 @@ def _on_sigint(signum: int, frame: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script."""
+    main_thread = _main_thread()  # the handlers first: a signal while the parser is built is one line too
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    previous_int = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C while starting up or while reporting another error
         print("\nevalkit: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _Terminated:
+        print("evalkit: terminated.", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -171,9 +182,6 @@ def _main(argv: Sequence[str] | None) -> int:
     args.progress = ui.progress  # what commands hand to the library's progress= keyword
     inputs = None
     forget_written()
-    main_thread = _main_thread()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
-    previous_int = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
     try:
         args.inputs = inputs = Inputs(getattr(args, "encoding", None))
         with warnings.catch_warnings():
@@ -225,10 +233,6 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if inputs is not None:
             inputs.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-        if previous_int is not None:
-            signal.signal(signal.SIGINT, previous_int)
 
 
 def _what_changed() -> str:
