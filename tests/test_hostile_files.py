@@ -244,3 +244,18 @@ def test_the_limit_flag_named_in_the_errors_exists_and_raising_depth_past_the_pa
     assert "deeper than Python's JSON parser can follow" in capsys.readouterr().err
     assert main(["rate", str(deep), "--limit", "max_dept=5"]) == 2
     assert "Unknown read limit(s) ['max_dept']" in capsys.readouterr().err
+
+
+def test_random_bytes_on_stdin_exit_2_on_every_engine(monkeypatch, capsys):
+    """The audit's case: random bytes on stdin exited 3. Now a one-line error (exit 2) naming
+    <stdin>, on both engines and in summary."""
+    import io
+
+    import numpy as np
+
+    junk = np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    for argv in (["rate", "-", "--engine", "duckdb"], ["rate", "-", "--engine", "pandas"], ["summary", "-"]):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(junk)))
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "<stdin>" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

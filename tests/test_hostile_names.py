@@ -263,3 +263,42 @@ def test_names_that_look_alike_get_a_warning_and_distinct_labels(tmp_path, capsy
     page = (out_dir / "report.html").read_text(encoding="utf-8")
     for n in LOOKALIKES[:-1]:
         assert markdown_text(code_point_label(n)) in md and code_point_label(n) in page, n
+
+
+def test_a_judge_named_with_an_ansi_escape_is_shown_escaped_in_the_self_preference_warning(tmp_path, capsys):
+    """The audit's case: an ANSI escape in a model name cleared the terminal through the
+    self-preference warning (printed raw, beside the UI). Now every warning line goes through
+    ``label``: the escape and a right-to-left override are shown as \\x1b and \\u202e."""
+    judge = "\x1b[2Jgpt-4" + RTL
+    data = tmp_path / "judged.csv"
+    rows = [(judge, "b", "model_a"), (judge, "b", "model_b"), ("b", "c", "model_a"), ("c", "b", "model_a"),
+            ("c", judge, "model_b"), (judge, "c", "tie")]
+    pd.DataFrame(rows * 5, columns=["model_a", "model_b", "winner"]).to_csv(data, index=False)
+    assert main(["rate", str(data), "--judge", judge, "--n-resamples", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "\x1b" not in err + out and RTL not in err + out
+    line = next(x for x in err.splitlines() if "is also a contestant" in x)
+    assert "judge \\x1b[2Jgpt-4\\u202e is also a contestant" in line
+
+
+def test_report_traces_keeps_its_structure_and_warnings_stay_one_line(tmp_path, capsys):
+    """The audit's case: system and task names reached the text of `report --traces` unescaped
+    (report/budget.py). A session table with the hostile names: the Markdown and HTML keep their
+    structure, and a warning that quotes the names (a newline among them) stays one line."""
+    data = tmp_path / "sessions.csv"
+    rows = [(m, f"t{s % 2}<b>", s, b, round(((s + j) % 4) / 3 * min(1, b / 80), 3))
+            for j, m in enumerate(NAMES[:6]) for s in range(4) for b in (10, 20, 40, 80, 160)]
+    pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"]).to_csv(data, index=False)
+    out = tmp_path / "r"
+    assert main(["report", "--traces", str(data), "--out", str(out), "--n-resamples", "20"]) == 0
+    _, err = capsys.readouterr()
+    assert all(x.startswith(("evalkit report: ", "read ", "wrote ")) or not x.strip() for x in err.splitlines()), err
+    assert verify_dir(out) == []
+    md = (out / "report.md").read_text(encoding="utf-8")
+    run = json.loads((out / "run.json").read_text())
+    _check_markdown(md, 2 + len(run["sections"]))  # the title, the Headline, the sections
+    page = _check_html((out / "report.html").read_text(encoding="utf-8"))
+    text = "".join(page.text)
+    for name in NAMES[:6]:
+        assert label(name) in text
+    _no_formula_cells(out)

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit._escape import label
 from evalkit._written import forget_written, written
 from evalkit.cli._common import UI, Inputs
 
@@ -202,21 +203,21 @@ def _main(argv: Sequence[str] | None) -> int:
         return 128 + signal.SIGTERM
     except UnicodeDecodeError as exc:
         ui.close_bar()
-        print(f"evalkit {name}: error: {_decode_error(exc, inputs or Inputs())}", file=sys.stderr)
+        print(f"evalkit {name}: error: {label(_decode_error(exc, inputs or Inputs()))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError as exc:  # validation errors: one clear line, no traceback
         ui.close_bar()
         msg = cli_remedies(str(exc), getattr(args, "_options", frozenset()))
         if "can't decode" in msg and inputs is not None:  # a reader's decode error: say where, and the flag
             msg += _decode_hint(inputs)
-        print(f"evalkit {name}: error: {inputs.display(msg) if inputs else msg}", file=sys.stderr)
+        print(f"evalkit {name}: error: {label(inputs.display(msg) if inputs else msg)}", file=sys.stderr)
         if ui.verbose:
             traceback.print_exc()
         return EXIT_BAD_INPUT
     except OSError as exc:  # missing input, unwritable output: also one line
         ui.close_bar()
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
-        print(f"evalkit {name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"evalkit {name}: error: {label(f'{exc.strerror or exc}{where}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError as exc:  # the data need more memory than this process may have: one line, exit 2
         ui.close_bar()

@@ -118,11 +118,12 @@ class UI:
     def info(self, text: str) -> None:
         """A note on stderr (silent under ``--quiet``)."""
         if not self.quiet:
-            self._write(text)
+            self._write(label(text))
 
     def warn(self, text: str) -> None:
-        """A warning on stderr, printed now."""
-        self._write(f"evalkit {self.command}: warning: {text}")
+        """A warning on stderr, printed now: one line, whatever names from the data it quotes
+        (a newline, an ANSI escape or a bidi control in a name is shown escaped, by :func:`label`)."""
+        self._write(f"evalkit {self.command}: warning: {label(text)}")
 
     def show_warning(self, message: Any, category: Any, filename: str, lineno: int, file: Any = None,
                      line: Any = None) -> None:

@@ -89,8 +89,10 @@ def print_warnings(counts, fmt: str | None, args: argparse.Namespace) -> None:
 
         note = cluster_warning(int(counts.n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
         lines += [f"warning: {note}"] if note else []
-    for line in lines:
-        print(line, file=sys.stderr)
+    from evalkit._escape import label
+
+    for line in lines:  # names from the data (the judge, a contestant): escaped, one line each
+        print(label(line), file=sys.stderr)
 
 
 def _style_flags(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
