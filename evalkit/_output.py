@@ -359,8 +359,9 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str], *, raw: bool = 
     # a CR inside a cell: Python's csv quotes only the characters of its line terminator, so a
     # bare CR would go out unquoted and split the row in a spreadsheet; such a file is written
     # with RFC 4180's CRLF line ends, which quote every cell holding a CR or LF
-    crlf = any(data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
-               for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
+    crlf = any(isinstance(c, str) and "\r" in c for c in data.columns) or any(  # a header cell too
+        data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+        for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
     (data if raw else neutralize_frame(data)).to_csv(path, index=False, lineterminator="\r\n" if crlf else "\n")
     return path
 

@@ -302,3 +302,44 @@ def test_report_traces_keeps_its_structure_and_warnings_stay_one_line(tmp_path, 
     for name in NAMES[:6]:
         assert label(name) in text
     _no_formula_cells(out)
+
+
+AUDIT_NAMES = ["![x](http://evil.example/t.png)", "$\\frac{$", "nul\x00del\x7f", "a\r=SUM(A1:A9)", "rtl\u202eexe"]
+
+
+def test_the_audits_names_through_compare_no_tracking_image_no_mathtext_abort_no_split_row(tmp_path, capsys):
+    """The audit's names in one compare run: a Markdown image to a remote server (was a tracking
+    image in report.md and a live link in report.html, whose CSP allowed http: images), a mathtext
+    fragment ``$\\frac{$`` (aborted compare), NUL and DEL (printed raw), a CR before a formula (split
+    the CSV row, the next physical row starting with a live ``=SUM``) and a right-to-left override."""
+    import csv
+
+    from evalkit.report.render import CSP
+
+    assert "http:" not in CSP and "https:" not in CSP and "img-src 'self' file:" in CSP
+    events = tmp_path / "events.jsonl"
+    with open(events, "w", encoding="utf-8") as fh:
+        for k, name in enumerate(AUDIT_NAMES[:2] + AUDIT_NAMES[2:]):
+            for task in range(6):
+                for run in range(2):
+                    fh.write(json.dumps({"agent": name, "task": f"t{task}", "run": f"{k}-{run}", "input_tokens": 100,
+                                         "reward": float((task + run + k) % 3 != 0)}) + "\n")
+    out = tmp_path / "cmp"
+    assert main(["compare", str(events), "--by", "system", "--map", "system=agent", "--map", "session=run", "--map",
+                 "score=reward", "--n-resamples", "99", "--out", str(out)]) == 0
+    stdout, err = capsys.readouterr()
+    for text in (stdout, err):
+        assert not re.search("[\x00\x7f\r\u202e]", text), text
+    assert "nul\\x00del\\x7f" in stdout
+    md = (out / "report.md").read_text(encoding="utf-8")
+    images = re.findall(r"(?<!\\)!\[(?:[^\]\\]|\\.)*\]\(([^)]*)\)", md)
+    assert images and all(u.startswith("figures/") for u in images), images  # the report's own figures only
+    assert not re.search(r"(?<!\\)\]\(https?:", md)  # no live link
+    page = _check_html((out / "report.html").read_text(encoding="utf-8"))
+    assert not [v for tag, key, v in page.attrs if key in ("src", "href") and v and "evil.example" in v]
+    assert list((out / "figures").glob("*.png"))  # the figures were drawn: no mathtext abort
+    for table in (out / "tables").glob("*.csv"):  # every CSV row is one record; no cell starts a formula
+        with open(table, encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+        assert {len(r) for r in rows} == {len(rows[0])}, table
+        assert not [c for r in rows for c in r if c.startswith(("=", "+", "@"))], table
