@@ -259,3 +259,22 @@ def test_random_bytes_on_stdin_exit_2_on_every_engine(monkeypatch, capsys):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
         assert "<stdin>" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_csv_gz_past_max_bytes_is_the_same_clean_error_in_summary_rate_and_report(tmp_path, capsys):
+    """The audit's 1 GiB .csv.gz worked in summary but ran out of memory in report. Scaled down
+    (2.8 MB of genuine comparisons, 10:1 compressed, under --limit max_bytes=1M): every command
+    refuses it alike, exit 2, naming the limit and the flag; none reads it whole into memory."""
+    import gzip
+    import random
+
+    r = random.Random(1)
+    models = [f"model-{i}" for i in range(20)]
+    rows = [f"{a},{b},{r.choice(['model_a', 'model_b', 'tie'])}" for a, b in (r.sample(models, 2) for _ in range(120_000))]
+    data = tmp_path / "big.csv.gz"
+    data.write_bytes(gzip.compress(("model_a,model_b,winner\n" + "\n".join(rows) + "\n").encode(), mtime=0))
+    for argv in (["summary"], ["rate", "--n-resamples", "0"], ["report", "--out", str(tmp_path / "r")]):
+        assert main([argv[0], str(data), *argv[1:], "--limit", "max_bytes=1M", "-q"]) == 2, argv
+        err = capsys.readouterr().err
+        assert "big.csv.gz decompresses to more than 1 MiB" in err and "--limit max_bytes=SIZE" in err, err
+    assert not (tmp_path / "r").exists()
