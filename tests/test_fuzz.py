@@ -609,7 +609,7 @@ def test_markdown_table_fast_path_is_the_per_cell_output_on_hostile_names():
     escapers = [label, markdown_text, html_text, terminal_cell, lambda v: f"<{v}>"]
     plain = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
 
-    @fuzz(300)
+    @fuzz(150)
     @given(names=st.lists(st.one_of(NAME, plain), min_size=1, max_size=8), seed=st.integers(0, 2**16),
            floatfmt=st.sampled_from([".6g", ".4g", ".2f"]))
     def one(names, seed, floatfmt):

@@ -250,8 +250,8 @@ from evalkit.cli import main
 READY, PREFIX, STATE = int(os.environ["READY_FD"]), os.environ["PARTIAL_PREFIX"], [0]
 
 def hook(event, args):
-    # the first file opened inside the new run's hidden .partial folder: say so, then wait for the Ctrl-C
-    if STATE[0] or event != "open" or not isinstance(args[0], (str, os.PathLike)):
+    # the first file or folder made inside the new run's hidden .partial folder: say so, then wait for the Ctrl-C
+    if STATE[0] or event not in ("open", "os.mkdir") or not isinstance(args[0], (str, os.PathLike)):
         return
     path = os.fspath(args[0])
     if path.startswith(PREFIX) and os.sep in path[len(PREFIX):]:
@@ -268,7 +268,7 @@ sys.exit(main(sys.argv[1:]))
 def test_ctrl_c_exits_130_with_one_line_and_leaves_the_previous_folder(tmp_path):
     """The issue's case: re-running the demo into an existing --out and pressing Ctrl-C while the new
     folder is being written. The moment is an event, not a time: the command's process reports (through
-    a pipe, from an audit hook) the first file it opens in its hidden ``.partial`` folder and waits
+    a pipe, from an audit hook) the first file or folder it makes in its hidden ``.partial`` folder and waits
     there; the test sends SIGINT only then, so a loaded machine moves nothing."""
     import select
 
