@@ -166,18 +166,23 @@ def test_report_markdown_and_html_keep_their_structure(hostile_report):
     _no_formula_cells(out)
 
 
-def test_compare_report_keeps_its_structure(tmp_path):
-    out = tmp_path / "cmp"
-    assert main(["compare", str(HOSTILE / "events.jsonl"), "--by", "system", "--map", "system=agent", "--map",
-                 "session=run", "--map", "score=reward", "--n-resamples", "199", "--out", str(out), "--quiet"]) == 0
+def _check_report_folder(out: Path, names) -> None:
+    """A verified report folder whose Markdown and HTML keep their structure and show every name."""
     assert verify_dir(out) == []
     md = (out / "report.md").read_text(encoding="utf-8")
     run = json.loads((out / "run.json").read_text())
     _check_markdown(md, 2 + len(run["sections"]))  # the title, the Headline, the sections
     page = _check_html((out / "report.html").read_text(encoding="utf-8"))
     text = "".join(page.text)
-    for name in (NAMES[0], NAMES[1], NAMES[3], NAMES[4], NAMES[8]):
+    for name in names:
         assert label(name) in text
+
+
+def test_compare_report_keeps_its_structure(tmp_path):
+    out = tmp_path / "cmp"
+    assert main(["compare", str(HOSTILE / "events.jsonl"), "--by", "system", "--map", "system=agent", "--map",
+                 "session=run", "--map", "score=reward", "--n-resamples", "199", "--out", str(out), "--quiet"]) == 0
+    _check_report_folder(out, (NAMES[0], NAMES[1], NAMES[3], NAMES[4], NAMES[8]))
     _no_formula_cells(out)
 
 
@@ -293,14 +298,7 @@ def test_report_traces_keeps_its_structure_and_warnings_stay_one_line(tmp_path, 
     assert main(["report", "--traces", str(data), "--out", str(out), "--n-resamples", "20"]) == 0
     _, err = capsys.readouterr()
     assert all(x.startswith(("evalkit report: ", "read ", "wrote ")) or not x.strip() for x in err.splitlines()), err
-    assert verify_dir(out) == []
-    md = (out / "report.md").read_text(encoding="utf-8")
-    run = json.loads((out / "run.json").read_text())
-    _check_markdown(md, 2 + len(run["sections"]))  # the title, the Headline, the sections
-    page = _check_html((out / "report.html").read_text(encoding="utf-8"))
-    text = "".join(page.text)
-    for name in NAMES[:6]:
-        assert label(name) in text
+    _check_report_folder(out, NAMES[:6])
     _no_formula_cells(out)
 
 
