@@ -58,12 +58,17 @@ def save_png(fig: Any, path: str | os.PathLike[str], *, tight: bool = False, **k
     """``fig.savefig(path)`` with the fallback fonts (after ``tight_layout`` if ``tight``);
     returns the characters no font could draw (their warnings are swallowed, every other
     warning passes on)."""
+    import matplotlib
+
     apply_fonts(fig)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if tight:
             fig.tight_layout()
-            fig.set_layout_engine("none")  # laid out once: savefig must not lay out (draw) it again
+            # laid out once: no layout engine at all, so that savefig draws once (a "none" placeholder
+            # engine still makes it run a layout pass, a full draw without pixels, before the real one)
+            with matplotlib.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+                fig.set_layout_engine(None)  # (None would mean the rc's engine where one is set)
         fig.savefig(path, **kwargs)
     for w in caught:
         if not _GLYPH.search(str(w.message)):
