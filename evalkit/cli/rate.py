@@ -7,7 +7,7 @@ import contextlib
 import threading
 from typing import TYPE_CHECKING
 
-from evalkit.cli._common import add_common
+from evalkit.cli._common import add_common, one_blas_thread
 from evalkit.cli._flags import add_confidence_level, add_n_resamples, add_rng
 from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.formats import FORMATS
@@ -85,6 +85,7 @@ def aggregate_for_cli(source, args: argparse.Namespace, **options):
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
+    one_blas_thread()  # before numpy loads: the fit's small dense algebra is faster on one thread
     from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.ratings.elo import parse_anchor
     from evalkit.ratings.leaderboard import leaderboard_columns
