@@ -30,7 +30,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from evalkit._escape import ColumnTable
 
-__all__ = ["plot_leaderboard", "plot_win_rate_heatmap", "win_rate_block", "win_rate_values", "NEVER_MET", "SAME_MODEL"]
+__all__ = ["plot_leaderboard", "plot_win_rate_heatmap", "win_rate_block", "win_rate_values", "NAMED_COLUMNS_MAX", "NEVER_MET", "SAME_MODEL"]
+
+#: Heatmaps of up to this many models name the models on both axes; above it the columns carry the
+#: rows' numbers (rows are labelled "k name"), every 5th: 60 rotated names were a third of the figure's
+#: drawing time, and hard to read at phone width.
+NAMED_COLUMNS_MAX = 20
 
 #: Colour of the pairs that never met (apart from every win rate of the diverging palette).
 NEVER_MET = "#8c8c8c"
@@ -142,7 +147,8 @@ def plot_win_rate_heatmap(
 
     Pairs that never met are drawn in a flat grey (:data:`NEVER_MET`), apart from every win rate
     of the diverging palette (white is 0.5), and named in a legend above the plot; the diagonal
-    is light grey.
+    is light grey. Above :data:`NAMED_COLUMNS_MAX` models the rows are labelled "k name" and the
+    columns by the row number k (every 5th).
 
     Parameters
     ----------
@@ -204,10 +210,18 @@ def plot_win_rate_heatmap(
                         color="white" if abs(v - 0.5) > 0.3 else "black")
     size = 8 if n <= 40 else 7
     ticks, step = labelled_ticks(n)  # at most MAX_TICK_LABELS per axis
-    ax.set_xticks(ticks)
     ax.set_yticks(ticks)
-    set_tick_labels(ax, "x", [names[i] for i in ticks], rotation=90, fontsize=size)
-    set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=size)
+    numbered = n > NAMED_COLUMNS_MAX
+    if numbered:  # rows "k name", columns by row number k: 13 short labels instead of 60 long rotated names
+        every = 5 * -(-n // 100)
+        columns = sorted({0, *range(every - 1, n, every)})
+        ax.set_xticks(columns)
+        ax.set_xticklabels([str(i + 1) for i in columns], fontsize=size)
+        set_tick_labels(ax, "y", [f"{i + 1}  {names[i]}" for i in ticks], fontsize=size)
+    else:
+        ax.set_xticks(ticks)
+        set_tick_labels(ax, "x", [names[i] for i in ticks], rotation=90, fontsize=size)
+        set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=size)
     ax.tick_params(length=2)
     bar = ax.figure.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     bar.set_label("win rate of row vs column (ties = 1/2)", fontsize=8)
@@ -218,6 +232,6 @@ def plot_win_rate_heatmap(
     shown = f" (the {n} best-rated of {total} models; all in the tables)" if total > n else ""
     if step > 1:
         shown += f"; every {step}th model labelled"
-    ax.set_xlabel("opponent" + shown, fontsize=8)
+    ax.set_xlabel(("opponent, by row number" if numbered else "opponent") + shown, fontsize=8)
     ax.set_ylabel("model", fontsize=8)
     return ax
