@@ -177,11 +177,14 @@ PNG_OPTIONS = {"dpi": 100, "pil_kwargs": {"compress_level": 1}}
 
 
 def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs) -> None:
-    """The ``--out`` folder (no pandas: the leaderboard stays numpy columns): the leaderboard as CSV and Markdown, its figure and the win-rate
+    """The ``--out`` folder: the leaderboard as CSV and Markdown, its figure and the win-rate
     heatmap (both drawn in proportion to the data: at most
     :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
-    the reason in ``run.json`` and on stderr), and ``run.json``."""
+    the reason in ``run.json`` and on stderr), and ``run.json``. No pandas: the leaderboard stays
+    numpy columns. The heatmap is drawn by a forked child (:class:`evalkit.cli._aside.Aside`)
+    while this process writes the tables and draws the leaderboard."""
     from evalkit._output import atomic_output_dir
+    from evalkit.cli._aside import Aside
     from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots._layout import MAX_HEATMAP, MAX_ROWS, summary_note
@@ -192,14 +195,24 @@ def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs) -> None
     models = [str(m) for m in table.columns["model"]]
     notes = {"leaderboard.png": summary_note(min(len(models), MAX_ROWS), len(models), limit_name="MAX_ROWS"),
              "win_rates.png": summary_note(min(len(models), MAX_HEATMAP), len(models), limit_name="MAX_HEATMAP")}
+    top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
-        write_tables(out, {"leaderboard": table})
-        with plot_fonts():
-            ax = plot_leaderboard(table)
-            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
-            top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
-            ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=len(models))
-            missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
+
+        def heatmap() -> list[str]:
+            with plot_fonts():
+                ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=len(models))
+                return save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
+
+        aside = Aside(heatmap)  # drawn by a child on the other core while this process draws the leaderboard
+        try:
+            write_tables(out, {"leaderboard": table})
+            with plot_fonts():
+                ax = plot_leaderboard(table)
+                missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
+            missing += aside.result()
+        except BaseException:
+            aside.cancel()  # before the folder is removed: no child writes into it afterwards
+            raise
         shown = {k: v for k, v in notes.items() if v}
         if shown:
             out.record["figures"] = shown
