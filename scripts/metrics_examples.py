@@ -93,7 +93,7 @@ def cost() -> None:
     runs["tokens"] = runs["input_tokens"] + runs["output_tokens"]
     print("\n== data/cost (constructed), priced")
     e = efficiency(runs.assign(score=runs["score"].fillna(0)), per=["tokens", "cost"])
-    print(e.usage[["system", "n_tasks", "tokens_per_task", "cost_per_task", "cost_total", "time_per_task"]]
+    print(e.usage[["system", "n_tasks", "tokens_per_task", "cost_per_task", "cost_sum", "time_per_task"]]
           .to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(e.table.drop(columns=["note", "method"]).to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     f = frontier(runs, n_resamples=2000, rng=0, min_completion=0.8)

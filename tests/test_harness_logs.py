@@ -80,6 +80,33 @@ def test_pre_span_step_scorer_is_not_the_agents_budget():
     assert frame["score"].iat[0] == 1.0  # grade "C"
 
 
+BROWSER = INSPECT / "v0.3.95" / "2025-05-12T20-27-36-04-00_browser.json"
+
+
+def test_cache_reads_inside_old_openai_input_tokens_are_not_counted_twice(tmp_path):
+    """Inspect before 0.3.184 (#3341) logged OpenAI's ``prompt_tokens`` as ``input_tokens``, cache reads inside
+    (``total_tokens = input + output``); today's logs keep them out. This 0.3.95 gpt-4o-mini log has 8 calls
+    with cache reads (9,088 of its 15,235 input tokens): the budget is the fresh input + output, and --prices
+    charges each cached token once, at the cache price, as OpenAI bills it."""
+    from inspect_ai.log import read_eval_log
+
+    usage = read_eval_log(str(BROWSER)).samples[0].model_usage["openai/gpt-4o-mini"]  # Inspect's own totals
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens  # the old convention: cache inside
+    fresh = usage.input_tokens - usage.input_tokens_cache_read
+    assert (usage.input_tokens, usage.input_tokens_cache_read, fresh) == (15235, 9088, 6147)
+    runs = session_outcomes(_quiet(read_logs, BROWSER))
+    assert runs["budget"].tolist() == [fresh + usage.output_tokens] == [6428]  # was 15,516: cache counted as input
+    assert runs[["input_tokens", "cache_read_tokens"]].values.tolist() == [[6147, 9088]]
+    prices = tmp_path / "p.csv"  # gpt-4o-mini's published prices, $ per 1M: input 0.15, cached input 0.075, output 0.60
+    prices.write_text("model,input,output,cache_read\nopenai/gpt-4o-mini,0.15,0.60,0.075\n")
+    from evalkit.metrics.cost import apply_prices, read_prices
+
+    cost = apply_prices(runs, read_prices(str(prices)))["cost"].iat[0]
+    billed = ((usage.input_tokens - usage.input_tokens_cache_read) * 0.15 + usage.input_tokens_cache_read * 0.075
+              + usage.output_tokens * 0.60) / 1e6  # OpenAI's bill: prompt tokens, the cached ones at half price
+    assert cost == pytest.approx(billed, rel=1e-12) and billed == pytest.approx(0.00177225, rel=1e-12)  # (6147*0.15 + 9088*0.075 + 281*0.6)/1e6; was 0.00313545
+
+
 @pytest.mark.parametrize("name", ["log_formats.json", "log_formats.eval"])
 def test_transcript_events_of_0_3_4x_json_logs(name):
     """Item 2: 0.3.41 JSON logs keep events under sample.transcript.events; the budget read 0."""

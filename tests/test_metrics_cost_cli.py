@@ -255,6 +255,15 @@ def test_prices_where_they_cannot_apply_exit_2(tmp_path, capsys) -> None:
     assert "needs input_tokens and output_tokens" in err and "--prices" in err
 
 
+@pytest.mark.parametrize("flags", [["--rng", "0"], ["--n-resamples", "500"]])
+def test_summary_refuses_resampling_flags_on_judgment_logs(capsys, flags) -> None:
+    """``--rng`` / ``--n-resamples`` of ``summary`` seed the task bootstrap of harness logs; a judgment-log
+    summary draws nothing, so a given seed (even the default's value) is refused, not silently ignored."""
+    assert main(["summary", str(ROOT / "data" / "llmfao" / "gpt4-comparisons.csv"), *flags]) == 2
+    err = capsys.readouterr().err
+    assert f"{flags[0]} applies to harness logs of runs" in err and "Traceback" not in err
+
+
 def test_swe_agent_and_event_stream_keep_the_token_split() -> None:
     """SWE-agent's tokens_sent / tokens_received are the input / output tokens: priced at GPT-4 Turbo's published
     $10 / $30 per million (the trajectory's gpt4 run), they give the trajectory's own instance_cost. A JSONL event

@@ -85,3 +85,19 @@ def test_report_survives_tied_systems(tmp_path):
     assert "not testable on these scores" in md
     with pytest.raises(ValueError, match="not systems of the score table"):
         write_report(tmp_path / "bad", scores=scores, unit_pair=("p", "nope"))
+
+
+def test_b_inf_with_a_zero_lower_bound_says_what_zero_means() -> None:
+    """A bootstrap lower bound of 0 is "some resamples never exceed the reference", not a budget of 0:
+    the headline says "up to" the upper bound and the share of such resamples (3 of 8 finite here)."""
+    from types import SimpleNamespace
+
+    from evalkit.report.budget import _b_inf_text
+
+    reps = np.array([0.0, 0.0, 0.0, 640.0, 700.0, 772.0, 772.0, 772.0, np.nan])
+    inf = SimpleNamespace(b_inf=772.0, ci_low=0.0, ci_high=772.0, replicates=reps)
+    text = _b_inf_text(inf, 0.95)  # type: ignore[arg-type]
+    assert text.startswith("772 (95% CI up to 772; in 38% of bootstrap resamples")  # 3/8 = 37.5 % -> 38 %
+    assert "CI 0 to" not in text
+    crossed = SimpleNamespace(b_inf=772.0, ci_low=500.0, ci_high=900.0, replicates=reps)
+    assert _b_inf_text(crossed, 0.95) == "772 (95% CI 500 to 900)"  # type: ignore[arg-type]

@@ -36,9 +36,9 @@ def add_cost_arguments(p: argparse.ArgumentParser, *, resampling: bool = False) 
                    help="interval of score per token / per dollar and of the paired ratios: delta (default; "
                         "log-scale delta method, t over tasks) or bootstrap (task bootstrap-t, studentized)")
     if resampling:
-        g.add_argument("--n-resamples", type=int, default=2000,
+        g.add_argument("--n-resamples", type=int, default=None,
                        help="--ratio-interval bootstrap: task resamples (default 2000)")
-        g.add_argument("--rng", type=int, default=0, metavar="SEED",
+        g.add_argument("--rng", type=int, default=None, metavar="SEED",
                        help="--ratio-interval bootstrap: seed of the task resamples (default 0)")
 
 
@@ -73,7 +73,7 @@ def cost_result(args: argparse.Namespace, outcomes: Any, pairs: Sequence[tuple[s
         return outcomes, None
     result = efficiency(outcomes, method=getattr(args, "ratio_interval", "delta"), pairs=list(pairs),
                         confidence_level=getattr(args, "confidence_level", 0.95),
-                        n_resamples=int(getattr(args, "n_resamples", 2000)), rng=getattr(args, "rng", 0))
+                        n_resamples=_given(args, "n_resamples", 2000), rng=_given(args, "rng", 0))
     notes = list(outcomes.attrs.get("notes", [])) if table is not None else []
     if notes:
         from dataclasses import replace
@@ -93,12 +93,12 @@ def cost_tables(result: Any, order: Sequence[str] | None = None) -> dict[str, tu
     rows = []
     for r in usage.to_dict("records"):
         for c in _SHOWN:
-            if f"{c}_total" not in r or pd.isna(r[f"{c}_total"]) or (c.startswith("cache") and not r[f"{c}_total"]):
+            if f"{c}_sum" not in r or pd.isna(r[f"{c}_sum"]) or (c.startswith("cache") and not r[f"{c}_sum"]):
                 continue
             # usage_table's "tokens_total" is the total of tokens, "tokens_total_total" that of tokens_total
-            if c == "tokens_total" and r[f"{c}_total"] == r.get("tokens_total"):  # no cache tokens: same as tokens
+            if c == "tokens_total" and r[f"{c}_sum"] == r.get("tokens_sum"):  # no cache tokens: same as tokens
                 continue
-            rows.append({"system": r["system"], "usage": c, "total": r[f"{c}_total"],
+            rows.append({"system": r["system"], "usage": c, "total": r[f"{c}_sum"],
                          "mean per task": r[f"{c}_per_task"], "runs without it": r[f"{c}_missing"],
                          "tasks": r["n_tasks"], "runs": r["n_runs"]})
     spend = pd.DataFrame(rows, columns=["system", "usage", "total", "mean per task", "runs without it", "tasks", "runs"])
@@ -120,3 +120,9 @@ def cost_tables(result: Any, order: Sequence[str] | None = None) -> dict[str, tu
         out["efficiency_pairs"] = (f"paired efficiency over shared tasks: candidate / baseline ({level} interval: "
                                    f"{method})", pairs)
     return out
+
+
+def _given(args: argparse.Namespace, name: str, default: int) -> int:
+    """The flag's value, or its default where the command leaves it unset (None)."""
+    value = getattr(args, name, None)
+    return default if value is None else int(value)

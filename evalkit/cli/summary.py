@@ -53,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
         write_file(None, args.out, force=args.force, check_only=True)
     if "-" not in args.path and _harness(args):
         return _score_harness_logs(args)
-    if args.prices or args.ratio_interval != "delta":
-        flag = "--prices" if args.prices else "--ratio-interval"
+    given = [f for f, on in (("--prices", args.prices), ("--ratio-interval", args.ratio_interval != "delta"),
+                             ("--n-resamples", args.n_resamples is not None), ("--rng", args.rng is not None)) if on]
+    if given:
+        flag = given[0]
         raise ValueError(f"{flag} applies to harness logs of runs (tokens and cost per task); {args.path[0]} holds "
                          "pairwise judgments, which record no spend.")
     # stdin spooled, for every reader (aggregate_comparisons takes encoding= like read_comparisons)

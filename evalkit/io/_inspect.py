@@ -49,22 +49,44 @@ def _score_value(value: object, where: str) -> float:
 
 
 #: The token split each session also carries, for pricing (evalkit.metrics.cost.apply_prices): our column ->
-#: Inspect's ModelUsage field. Current Inspect providers log ``input_tokens`` without the cache reads and writes.
+#: Inspect's ModelUsage field; ``input_tokens`` is the fresh input (without cache reads and writes) in every version
+#: (:func:`_fresh_input`).
 SPLIT_FIELDS: tuple[tuple[str, str], ...] = (
     ("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
     ("cache_read_tokens", "input_tokens_cache_read"), ("cache_write_tokens", "input_tokens_cache_write"))
 SPLIT_COLUMNS: tuple[str, ...] = tuple(col for col, _ in SPLIT_FIELDS)
 
 
+def _fresh_input(usage: Mapping) -> float:
+    """A call's ``input_tokens`` without its cache reads and writes, in every Inspect version.
+
+    Inspect now logs ``input_tokens`` without the cached tokens (``ModelUsage``'s docstring), but
+    before 0.3.184 (#3341, February 2026) the OpenAI-compatible, o1, Responses and Grok providers
+    logged ``prompt_tokens`` with the cache reads inside, and the Google provider did until April
+    2026 (5120cd87e). The call's ``total_tokens`` tells the two apart, whatever the provider: the
+    current convention (and Anthropic's in every version) is ``total = input + cache + output``; a
+    call that reports cache tokens and whose total is ``input + output`` has them inside its input.
+    """
+    inp = float(usage.get("input_tokens") or 0)
+    cache = float(usage.get("input_tokens_cache_read") or 0) + float(usage.get("input_tokens_cache_write") or 0)
+    total = usage.get("total_tokens")
+    if cache > 0 and isinstance(total, (int, float)) and inp >= cache and \
+            float(total) == inp + float(usage.get("output_tokens") or 0):
+        return inp - cache
+    return inp
+
+
 def _usage_amounts(usage: Mapping) -> dict[str, float]:
-    """Tokens (input + output), every token incl. cache (total_tokens), and cost of one model call."""
-    tokens = float(usage.get("input_tokens") or 0) + float(usage.get("output_tokens") or 0)
+    """Tokens (fresh input + output), every token incl. cache (total_tokens), and cost of one model call."""
+    fresh = _fresh_input(usage)
+    tokens = fresh + float(usage.get("output_tokens") or 0)
     if usage.get("total_tokens") is not None:
         total = float(usage["total_tokens"])
     else:
         total = tokens + sum(float(usage.get(k) or 0) for k in ("input_tokens_cache_read", "input_tokens_cache_write"))
     cost = next((float(usage[k]) for k in ("total_cost", "cost") if usage.get(k) is not None), NAN)
     split = {col: float(usage.get(key) or 0) for col, key in SPLIT_FIELDS}  # what prices differ by (--prices)
+    split["input_tokens"] = fresh
     return {"tokens": tokens, "tokens_total": total, "cost": cost, **split}
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -147,22 +148,43 @@ def lm_eval_rows(
     p = Path(path)
     task = _task_name(p)
     m = LM_EVAL_SAMPLES.match(p.name)
-    run = session or (m.group("date") if m else p.stem)
     results, res_path = results_for(p)
     name = system or _model_name(results, p)
-    by_filter: dict[str | None, list[dict]] = {}
-    unscored: list[str] = []
-    seen_metrics: set[str] = set()
+    row = {"system": name, "session": session or (m.group("date") if m else p.stem)}
+    blocks = _read_blocks(p, task, row, metric=metric, metadata=metadata)
+    notes = _name_blocks(blocks, results, task, p.name)
+    use = _chosen_filter(blocks, p.name, filter, notes)
+    if results is None:
+        notes.append(f"{p.name} has no results_{m.group('date') if m else '<date>'}.json of its own run beside it"
+                     f" ({'unreadable' if res_path else 'absent'}): the system is named after its folder, {name!r}.")
+    meta = {"format": "lm_eval", "model": name, "task": task, "filter": use,
+            "reported": _reported(results, task, blocks.chosen, use)}
+    return blocks.by_filter.get(use, []), blocks.unscored, notes, meta
+
+
+@dataclass
+class _Blocks:
+    """What one pass over a samples file found: scored rows per filter (``#k`` for the k-th block of
+    an unnamed filter), unscored documents, the metric names seen and the one chosen."""
+
+    by_filter: dict[str | None, list[dict]] = field(default_factory=dict)
+    unscored: list[str] = field(default_factory=list)
+    seen_metrics: set[str] = field(default_factory=set)
     chosen: str | None = None
+    unnamed_repeats: bool = False
+
+
+def _read_blocks(p: Path, task: str, row: dict, *, metric: str | None, metadata: tuple[str, ...]) -> _Blocks:
+    """One read of ``p`` (located errors): every document's score, filed under its filter."""
+    out = _Blocks()
     seen_docs: dict[object, int] = {}
-    unnamed_repeats = False
-    for line_no, rec in iter_jsonl(p, "an lm-evaluation-harness sample"):  # one read, located errors
+    for line_no, rec in iter_jsonl(p, "an lm-evaluation-harness sample"):
         if not is_lm_eval_record(rec):
             raise ValueError(f"Line {line_no} of {p.name} is not an lm-evaluation-harness sample (no 'doc_id' "
                              f"with 'resps' or 'metrics'); it has {sorted(rec)[:8] if isinstance(rec, dict) else rec!r}.")
         names, key = _record_metric(rec, metric, f"Line {line_no} of {p.name}")
-        seen_metrics.update(names)
-        chosen = chosen or key
+        out.seen_metrics.update(names)
+        out.chosen = out.chosen or key
         value = rec.get(key) if key is not None else None
         doc = rec.get("doc") if isinstance(rec.get("doc"), dict) else {}
         item = f"{task}/{rec['doc_id']}"
@@ -170,43 +192,53 @@ def lm_eval_rows(
         k = seen_docs.get(rec["doc_id"], 0)
         seen_docs[rec["doc_id"]] = k + 1
         if filt is None and k:  # the k-th block of an unnamed filter (older harness versions)
-            unnamed_repeats = True
+            out.unnamed_repeats = True
         if filt is None:
             filt = f"#{k + 1}"
         if isinstance(value, bool) or (isinstance(value, (int, float)) and math.isfinite(value)):
-            by_filter.setdefault(filt, []).append(
-                {"system": name, "task": item, "session": run, "budget": float("nan"), "score": float(value),
-                 "source": p.name, "line": line_no, "filter": filt, "model": name,
+            out.by_filter.setdefault(filt, []).append(
+                {"system": row["system"], "task": item, "session": row["session"], "budget": float("nan"),
+                 "score": float(value), "source": p.name, "line": line_no, "filter": filt, "model": row["system"],
                  **{k: doc.get(k) for k in metadata}})
         else:
-            unscored.append(item)
-    if metric is not None and not by_filter and seen_metrics:
-        raise ValueError(f"No record of {p.name} has the metric {metric!r}; its records have {sorted(seen_metrics)}.")
+            out.unscored.append(item)
+    if metric is not None and not out.by_filter and out.seen_metrics:
+        raise ValueError(f"No record of {p.name} has the metric {metric!r}; its records have "
+                         f"{sorted(out.seen_metrics)}.")
+    return out
+
+
+def _name_blocks(blocks: _Blocks, results: dict | None, task: str, source: str) -> list[str]:
+    """Replace ``#k`` block names by the filters the run's results list (in order), where they can
+    be matched; the notes say how the blocks were named."""
     notes: list[str] = []
-    if unnamed_repeats or all(str(f).startswith("#") for f in by_filter):
-        names = _filter_names(results, task, chosen)
-        blocks = sorted(by_filter, key=lambda f: int(str(f)[1:]))
-        named: dict[str | None, str | None] = dict(zip(blocks, names, strict=False)) if len(names) == len(blocks) else {}
-        if not unnamed_repeats:
-            named = {blocks[0]: names[0]} if len(names) == 1 else {blocks[0]: None}
-        by_filter = {named.get(b, b): [{**r, "filter": named.get(b, b)} for r in by_filter[b]] for b in blocks}
-        if unnamed_repeats:
-            how = (f"named from the results file's order ({list_ids([str(v) for v in named.values()])})" if named
-                   else "not named by the run's results (#1, #2...)")
-            notes.append(f"{p.name} logs every document {len(blocks)} times without a 'filter' field (one block per "
-                         f"filter, as lm-eval ~0.4.2 writes); the blocks are {how}.")
-    filters = list(by_filter)
+    if not (blocks.unnamed_repeats or all(str(f).startswith("#") for f in blocks.by_filter)):
+        return notes
+    names = _filter_names(results, task, blocks.chosen)
+    order = sorted(blocks.by_filter, key=lambda f: int(str(f)[1:]))
+    named: dict[str | None, str | None] = dict(zip(order, names, strict=False)) if len(names) == len(order) else {}
+    if not blocks.unnamed_repeats:
+        named = {order[0]: names[0]} if len(names) == 1 else {order[0]: None}
+    blocks.by_filter = {named.get(b, b): [{**r, "filter": named.get(b, b)} for r in blocks.by_filter[b]]
+                        for b in order}
+    if blocks.unnamed_repeats:
+        how = (f"named from the results file's order ({list_ids([str(v) for v in named.values()])})" if named
+               else "not named by the run's results (#1, #2...)")
+        notes.append(f"{source} logs every document {len(order)} times without a 'filter' field (one block per "
+                     f"filter, as lm-eval ~0.4.2 writes); the blocks are {how}.")
+    return notes
+
+
+def _chosen_filter(blocks: _Blocks, source: str, filter: str | None, notes: list[str]) -> str | None:  # noqa: A002
+    """The filter whose value is the score: ``filter`` if given (checked), else the first logged;
+    a note names the choice when there are several."""
+    filters = list(blocks.by_filter)
     use = filters[0] if filters else None
     if filter is not None and filters != [None]:
-        if filter not in by_filter:
-            raise ValueError(f"{p.name} logs no filter {filter!r}; its filters are {[f for f in filters if f]}.")
+        if filter not in blocks.by_filter:
+            raise ValueError(f"{source} logs no filter {filter!r}; its filters are {[f for f in filters if f]}.")
         use = filter
     if len(filters) > 1:
-        notes.append(f"{p.name} logs {len(filters)} filters ({list_ids([str(f) for f in filters])}); the score "
+        notes.append(f"{source} logs {len(filters)} filters ({list_ids([str(f) for f in filters])}); the score "
                      f"is the {use!r} filter's; pass filter= to choose another.")
-    if results is None:
-        notes.append(f"{p.name} has no results_{m.group('date') if m else '<date>'}.json of its own run beside it"
-                     f" ({'unreadable' if res_path else 'absent'}): the system is named after its folder, {name!r}.")
-    meta = {"format": "lm_eval", "model": name, "task": task, "filter": use,
-            "reported": _reported(results, task, chosen, use)}
-    return by_filter.get(use, []), unscored, notes, meta
+    return use

@@ -83,7 +83,8 @@ def available_usage(frame: pd.DataFrame) -> list[str]:
 
 
 def usage_table(outcomes: pd.DataFrame, *, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Per-system usage: runs, tasks, and for each usage column the total and the mean per task.
+    """Per-system usage: runs, tasks, and for each usage column ``<column>_sum`` (the total; not ``_total``,
+    which would read as the column ``tokens_total``) and ``<column>_per_task`` (the mean per task).
 
     The mean per task is the mean over tasks of each task's mean over its runs; runs without a
     value (NaN: the log did not record it) are left out and counted in ``<column>_missing``.
@@ -97,7 +98,7 @@ def usage_table(outcomes: pd.DataFrame, *, columns: Sequence[str] | None = None)
         for c in cols:
             v = g[c].astype(float)
             ok = v.notna()
-            row[f"{c}_total"] = float(v[ok].sum()) if ok.any() else float("nan")
+            row[f"{c}_sum"] = float(v[ok].sum()) if ok.any() else float("nan")
             row[f"{c}_per_task"] = float(v[ok].groupby(g.loc[ok, "task"]).mean().mean()) if ok.any() else float("nan")
             row[f"{c}_missing"] = int((~ok).sum())
         rows.append(row)
@@ -458,57 +459,75 @@ def efficiency(outcomes: pd.DataFrame, *, per: Sequence[str] | None = None, meth
     missing = [c for c in per if c not in have]
     if missing:
         raise ValueError(f"The runs record no {missing}; they have the usage columns {have or 'none'}.")
-    generator = as_generator(rng)
+    spec = _RatioSpec(method, level, n_resamples, as_generator(rng))
     if method == "bootstrap":
-        n_min = int(outcomes.groupby("system")["task"].nunique().min())
-        if n_min < 40:
-            import warnings
-
-            warnings.warn(f"The task bootstrap-t of an efficiency ratio under-covers with few tasks (here as few as "
-                          f"{n_min}): 0.91-0.935 at 20 tasks against nominal 0.95 in evalkit's coverage study (0.947-0.95 "
-                          "at 80). The delta method (the default) covered 0.95 at 12-50 tasks.", UserWarning,
-                          stacklevel=2)
+        _warn_few_tasks(outcomes)
     systems = sorted(outcomes["system"].astype(str).unique())
     if pairs is None:
         pairs = [(systems[0], s) for s in systems[1:]]
     rows, prow = [], []
-    for col in per:
+    for col in per:  # the generator is drawn in this order: each column's systems, then its pairs
         pt = _per_task(outcomes, col)
         by = {s: g.set_index("task") for s, g in pt.groupby("system")}
-        for s in systems:
-            if s not in by:
-                continue
-            g = by[s]
-            sv, uv = g["score"].to_numpy(float), g["usage"].to_numpy(float)
-            r, lo, hi, note = ratio_interval(sv, uv, confidence_level=level)
-            if method == "bootstrap" and sv.size > 1:
-                lo, hi = _bootstrap_ratio(np.vstack([sv, uv]), (1, -1), generator, n_resamples, level)
-                note = ""
-            rows.append({"system": s, "per": col, "unit": _unit_name(col), "n_tasks": int(sv.size),
-                         "score_per_task": float(sv.mean()), "usage_per_task": float(uv.mean()), "efficiency": r,
-                         "ci_low": lo, "ci_high": hi, "method": _method_name(method, n_resamples), "note": note})
-        for a, b in pairs:
-            if a not in by or b not in by:
-                continue
-            shared = by[a].index.intersection(by[b].index)
-            ga, gb = by[a].loc[shared], by[b].loc[shared]
-            cols = np.vstack([gb["score"], gb["usage"], ga["score"], ga["usage"]]).astype(float)
-            q, lo, hi, note = paired_ratio_interval(cols[2], cols[3], cols[0], cols[1], confidence_level=level)
-            if method == "bootstrap" and shared.size > 1:
-                lo, hi = _bootstrap_ratio(cols, (1, -1, -1, 1), generator, n_resamples, level)
-                note = ""
-            unmatched = len(by[a]) + len(by[b]) - 2 * shared.size
-            if unmatched:
-                note = "; ".join(filter(None, [note, f"{unmatched} task(s) run by only one of the two left out"]))
-            prow.append({"baseline": a, "candidate": b, "per": col, "unit": _unit_name(col), "n_tasks": int(shared.size),
-                         "ratio": q, "ci_low": lo, "ci_high": hi, "method": _method_name(method, n_resamples),
-                         "note": note})
+        rows += [_system_row(by[s], s, col, spec) for s in systems if s in by]
+        prow += [_pair_row(by[a], by[b], (a, b), col, spec) for a, b in pairs if a in by and b in by]
     table = pd.DataFrame(rows, columns=["system", "per", "unit", "n_tasks", "score_per_task", "usage_per_task",
                                         "efficiency", "ci_low", "ci_high", "method", "note"])
     ptable = pd.DataFrame(prow, columns=["baseline", "candidate", "per", "unit", "n_tasks", "ratio", "ci_low",
                                          "ci_high", "method", "note"])
     return EfficiencyResult(usage=usage_table(outcomes, columns=have), table=table, pairs=ptable, method=method,
                             confidence_level=level, n_resamples=n_resamples, notes=tuple(notes))
+
+
+@dataclass(frozen=True)
+class _RatioSpec:
+    """How :func:`efficiency` makes each interval: method, level, resamples and the one generator."""
+
+    method: str
+    level: float
+    n_resamples: int
+    generator: np.random.Generator
+
+
+def _warn_few_tasks(outcomes: pd.DataFrame) -> None:
+    n_min = int(outcomes.groupby("system")["task"].nunique().min())
+    if n_min < 40:
+        import warnings
+
+        warnings.warn(f"The task bootstrap-t of an efficiency ratio under-covers with few tasks (here as few as "
+                      f"{n_min}): 0.91-0.935 at 20 tasks against nominal 0.95 in evalkit's coverage study (0.947-0.95 "
+                      "at 80). The delta method (the default) covered 0.95 at 12-50 tasks.", UserWarning,
+                      stacklevel=3)
+
+
+def _system_row(g: pd.DataFrame, system: str, col: str, spec: _RatioSpec) -> dict[str, Any]:
+    """One system's score per unit of ``col`` over its tasks, with its interval."""
+    sv, uv = g["score"].to_numpy(float), g["usage"].to_numpy(float)
+    r, lo, hi, note = ratio_interval(sv, uv, confidence_level=spec.level)
+    if spec.method == "bootstrap" and sv.size > 1:
+        lo, hi = _bootstrap_ratio(np.vstack([sv, uv]), (1, -1), spec.generator, spec.n_resamples, spec.level)
+        note = ""
+    return {"system": system, "per": col, "unit": _unit_name(col), "n_tasks": int(sv.size),
+            "score_per_task": float(sv.mean()), "usage_per_task": float(uv.mean()), "efficiency": r,
+            "ci_low": lo, "ci_high": hi, "method": _method_name(spec.method, spec.n_resamples), "note": note}
+
+
+def _pair_row(ga: pd.DataFrame, gb: pd.DataFrame, pair: tuple[str, str], col: str, spec: _RatioSpec
+              ) -> dict[str, Any]:
+    """The candidate's efficiency over the baseline's on the tasks both ran, with its interval."""
+    shared = ga.index.intersection(gb.index)
+    sa, sb = ga.loc[shared], gb.loc[shared]
+    cols = np.vstack([sb["score"], sb["usage"], sa["score"], sa["usage"]]).astype(float)
+    q, lo, hi, note = paired_ratio_interval(cols[2], cols[3], cols[0], cols[1], confidence_level=spec.level)
+    if spec.method == "bootstrap" and shared.size > 1:
+        lo, hi = _bootstrap_ratio(cols, (1, -1, -1, 1), spec.generator, spec.n_resamples, spec.level)
+        note = ""
+    unmatched = len(ga) + len(gb) - 2 * shared.size
+    if unmatched:
+        note = "; ".join(filter(None, [note, f"{unmatched} task(s) run by only one of the two left out"]))
+    return {"baseline": pair[0], "candidate": pair[1], "per": col, "unit": _unit_name(col),
+            "n_tasks": int(shared.size), "ratio": q, "ci_low": lo, "ci_high": hi,
+            "method": _method_name(spec.method, spec.n_resamples), "note": note}
 
 
 def _method_name(method: str, n_resamples: int) -> str:

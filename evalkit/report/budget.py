@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.budget import allocate_sessions, elo_curves, inflection_point
+from evalkit.budget.slopes import InflectionResult
 from evalkit.report.document import Block, ReportContext, Section, Table, Text, plain
 from evalkit.stats import compare_systems
 
@@ -100,17 +101,29 @@ def inflection_findings(ctx: ReportContext, inflection: dict, budget: float, *, 
                         section: str = "Elo per budget") -> None:
     """A finding per system with a scaling inflection point: ``b_inf`` with its interval and the
     number of independent sessions it implies at the budget."""
-    from evalkit._format import format_estimate
-
     for system, inf in inflection.items():
         if not (np.isfinite(inf.b_inf) and inf.b_inf > 0):
             continue
         k = allocate_sessions(budget, inf.b_inf)
         ctx.headline.finding(
-            f"**{plain(system)}** stops gaining 400 Elo per decade at b_inf = "
-            f"{format_estimate(inf.b_inf, inf.ci_low, inf.ci_high, level=level)}: at the budget B = {budget:.4g}, "
-            f"K = {k} independent session{'s' if k != 1 else ''} of B/K beat one.",
+            f"**{plain(system)}** stops gaining 400 Elo per decade at b_inf = {_b_inf_text(inf, level)}: at the "
+            f"budget B = {budget:.4g}, K = {k} independent session{'s' if k != 1 else ''} of B/K beat one.",
             section=section, severity="high", source="budget")
+
+
+def _b_inf_text(inf: InflectionResult, level: float) -> str:
+    """``b_inf`` with its interval. A lower bound of 0 is not a budget: it means some bootstrap
+    resamples never exceed the reference slope, and the sentence says so and how often."""
+    from evalkit._format import decimals_for, format_estimate, format_number
+
+    if not inf.ci_low > 0:
+        reps = np.asarray(inf.replicates, dtype=float)
+        reps = reps[np.isfinite(reps)]
+        never = float(np.mean(reps == 0)) if reps.size else float("nan")
+        d = decimals_for([inf.b_inf, inf.ci_high], 3)
+        return (f"{format_number(inf.b_inf, d)} ({level:.0%} CI up to {format_number(inf.ci_high, d)}; in "
+                f"{never:.0%} of bootstrap resamples the slope never exceeds 400 Elo per decade)")
+    return format_estimate(inf.b_inf, inf.ci_low, inf.ci_high, level=level)
 
 
 def leader_at_budget(ctx: ReportContext, last: pd.DataFrame, *, section: str = "Systems at the budget") -> None:
