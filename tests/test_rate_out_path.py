@@ -41,7 +41,7 @@ def test_aside_returns_the_childs_result_and_redraws_after_a_failure(tmp_path):
         (tmp_path / f"by-{os.getpid()}").write_text("x")
         return ["drawn"]
 
-    assert Aside(write).result() == ["drawn"]
+    assert Aside(write, fork=True).result() == ["drawn"]
     made = [p.name for p in tmp_path.iterdir()]
     assert len(made) == 1 and made[0] != f"by-{parent}"  # written by the child
 
@@ -50,20 +50,36 @@ def test_aside_returns_the_childs_result_and_redraws_after_a_failure(tmp_path):
             raise RuntimeError("child only")
         return ["here"]
 
-    assert Aside(fails_in_child).result() == ["here"]  # the child failed: run again in this process
+    assert Aside(fails_in_child, fork=True).result() == ["here"]  # the child failed: run again in this process
 
 
 @pytest.mark.skipif(not can_fork(), reason="Aside forks on Linux only")
 def test_aside_cancel_kills_and_reaps_the_child():
     import time
 
-    aside = Aside(lambda: [str(time.sleep(600))])
+    aside = Aside(lambda: [str(time.sleep(600))], fork=True)
     pid = aside._pid
     assert pid is not None
     aside.cancel()
     with pytest.raises(ChildProcessError):  # reaped: no such child any more
         os.waitpid(pid, os.WNOHANG)
     aside.cancel()  # twice: no error
+
+
+def test_aside_does_not_fork_beside_another_thread():
+    """A fork while another thread may hold a lock can leave the child waiting for ever: with a second
+    Python thread alive, Aside runs the function in this process."""
+    import threading
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        aside = Aside(lambda: [str(os.getpid())])
+        assert aside._pid is None and aside.result() == [str(os.getpid())]
+    finally:
+        stop.set()
+        t.join()
 
 
 def test_one_blas_thread_only_when_the_user_set_no_count():

@@ -14,8 +14,10 @@ Safety:
   the function is run again here, so that any error is this process's own, with its message;
 - :meth:`Aside.cancel` kills and reaps the child: a command that fails or is interrupted calls it
   before its output folder is removed, so no child writes into it afterwards;
-- only on Linux (``fork`` without ``exec`` is unsafe on macOS), and never from a thread other
-  than the main one; elsewhere the function runs in :meth:`Aside.result`, in this process.
+- only on Linux (``fork`` without ``exec`` is unsafe on macOS), only from the main thread and only
+  while no other Python thread is alive (a thread holding a lock at the fork would leave the child
+  waiting on it for ever, and :meth:`Aside.result` with it); elsewhere the function runs in
+  :meth:`Aside.result`, in this process.
 """
 
 from __future__ import annotations
@@ -27,22 +29,30 @@ import sys
 import threading
 from collections.abc import Callable
 
-__all__ = ["Aside", "can_fork"]
+__all__ = ["Aside", "can_fork", "forks_now"]
 
 
 def can_fork() -> bool:
-    """Whether :class:`Aside` forks here (Linux, the main thread)."""
+    """Whether :class:`Aside` can fork here at all (Linux, the main thread)."""
     return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.current_thread() is threading.main_thread()
 
 
-class Aside:
-    """``fn()`` (returning a JSON-serialisable list) run in a forked child from now on."""
+def forks_now() -> bool:
+    """Whether :class:`Aside` forks by default now: :func:`can_fork`, and this is the only Python thread."""
+    return can_fork() and threading.active_count() == 1
 
-    def __init__(self, fn: Callable[[], list[str]]) -> None:
+
+class Aside:
+    """``fn()`` (returning a JSON-serialisable list) run in a forked child from now on.
+
+    ``fork=None`` forks where :func:`forks_now`; ``True`` wherever :func:`can_fork` (other
+    threads or not: for tests of the mechanism); ``False`` never."""
+
+    def __init__(self, fn: Callable[[], list[str]], *, fork: bool | None = None) -> None:
         self._fn = fn
         self._pid: int | None = None
         self._fd = -1
-        if not can_fork():
+        if not (forks_now() if fork is None else fork and can_fork()):
             return
         read, write = os.pipe()
         pid = os.fork()
