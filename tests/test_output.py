@@ -338,20 +338,26 @@ def hook(event, args):  # the signal arrives as Python imports MODULE, while eva
 
 sys.addaudithook(hook)
 sys.argv = ["evalkit", *sys.argv[3:]]
+if os.environ.get("EVALKIT_TEST_ENTRY") == "script":  # as the installed `evalkit` console script does
+    from evalkit._entry import run
+    sys.exit(run())
 runpy.run_module("evalkit", run_name="__main__")  # as `python -m evalkit`
 """
 
 
-@pytest.mark.parametrize("module", ["argparse", "evalkit.cli._common"])
+@pytest.mark.parametrize(("module", "entry"), [("argparse", "module"), ("evalkit.cli._common", "module"),
+                                               ("evalkit.cli", "script")])
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_a_signal_while_evalkit_starts_up_exits_130_or_143_with_one_line(tmp_path, sig, module):
+def test_a_signal_while_evalkit_starts_up_exits_130_or_143_with_one_line(tmp_path, sig, module, entry):
     """The audit's case: SIGTERM during start-up exited 130 or was killed (-15), an early Ctrl-C
     printed a KeyboardInterrupt traceback. The moment is an import (an audit hook in the process
-    sends the signal), not a time."""
+    sends the signal), not a time. ``script``: the console script's entry point
+    (``[project.scripts]``, ``evalkit._entry:run``), the signal as it imports the CLI package."""
     data = tmp_path / "in.csv"
     data.write_text("model_a,model_b,winner\na,b,model_a\nb,a,model_b\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALKIT_TEST_ENTRY": entry}
     proc = subprocess.run([sys.executable, "-c", _AT_IMPORT, sig, module, "rate", str(data), "-q"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+                          capture_output=True, text=True, env=env, timeout=120)
     want, word = (130, "interrupted") if sig == "SIGINT" else (128 + signal.SIGTERM, "terminated")
     assert proc.returncode == want, (proc.returncode, proc.stderr)
     assert proc.stderr.strip() == f"evalkit: {word}.", proc.stderr
