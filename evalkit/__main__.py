@@ -1,9 +1,5 @@
-try:
-    from evalkit.cli import main
-except KeyboardInterrupt:  # Ctrl-C while Python starts up: one line, as everywhere else
-    import sys
+"""``python -m evalkit``: the same entry point as the ``evalkit`` command (:mod:`evalkit._entry`)."""
 
-    print("\nevalkit: interrupted.", file=sys.stderr)
-    raise SystemExit(130) from None
+from evalkit._entry import run
 
-raise SystemExit(main())
+raise SystemExit(run())

@@ -10,7 +10,9 @@ Every renderer (Markdown, HTML, PNG labels, CSV, the terminal) goes through thes
 - :func:`plot_text` escapes a label for matplotlib (no mathtext from ``$``);
 - :func:`neutralize_cell` / :func:`neutralize_frame` apply OWASP's rule against CSV formula
   injection (prefix ``'`` to a text cell starting with ``= + - @``, tab or carriage return);
-- :func:`markdown_table` renders a frame as a GitHub table with every cell escaped.
+- :func:`markdown_table` renders a frame as a GitHub table with every cell escaped;
+- :func:`distinct_labels` finds names that look alike (NFKC, invisible characters, Cyrillic and
+  Greek look-alikes), warns, and shows them with their code points (every table goes through it).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -27,7 +29,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "BIDI_CONTROLS", "FORMULA_PREFIXES", "label", "markdown_text", "markdown_line_start", "html_text", "plot_text",
-    "neutralize_cell", "neutralize_frame", "markdown_table", "safe_url", "terminal_json",
+    "neutralize_cell", "neutralize_frame", "markdown_table", "safe_url", "terminal_json", "lookalike_key",
+    "code_point_label", "distinct_labels",
 ]
 
 #: Bidirectional formatting characters (Unicode TR 9): embeddings, overrides, isolates, marks.
@@ -132,13 +135,36 @@ def neutralize_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _plain_cell(value: object, floatfmt: str) -> str:
-    import numpy as np
-
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if value is None:
         return ""
-    if isinstance(value, (float, np.floating)):
-        return format(float(value), floatfmt)
+    if isinstance(value, float):  # also numpy.float64
+        return "" if value != value else format(value, floatfmt)
+    if getattr(getattr(value, "dtype", None), "kind", None) == "f":  # other numpy floats
+        f = float(value)  # type: ignore[arg-type]  # a numpy floating scalar
+        return "" if f != f else format(f, floatfmt)
     return str(value)
+
+
+# What each escaper changes in printable ASCII text: a column of cells that are printable ASCII
+# without these characters is returned as is, without a call per cell (the same output: see
+# tests/test_fuzz.py). An escaper not listed here is called on every cell.
+_ASCII_CHANGED: dict[Callable[[object], str], re.Pattern[str]] = {}
+
+
+def ascii_fast_path(escaper: Callable[[object], str], changed: str) -> None:
+    """Declare that ``escaper`` leaves printable ASCII text unchanged except where it holds one of
+    the characters of ``changed`` (a regex character class body, e.g. ``"|"``)."""
+    _ASCII_CHANGED[escaper] = re.compile(f"[{changed}]" if changed else "(?!)")
+
+
+def _escaped(cells: list[str], text: Callable[[object], str]) -> list[str]:
+    """``[text(c) for c in cells]``, skipped for a column of plain printable ASCII."""
+    changed = _ASCII_CHANGED.get(text)
+    if changed is not None:
+        joined = "".join(cells)
+        if joined.isascii() and joined.isprintable() and not changed.search(joined):
+            return cells
+    return [text(c) for c in cells]
 
 
 class ColumnTable(Protocol):
@@ -169,18 +195,81 @@ def markdown_table(
     right-aligned, others left-aligned.
     """
     fmt = cell or (lambda v, _c: _plain_cell(v, floatfmt))
-    rows: Iterable[Sequence[Any]]
     if is_column_table(frame):
         cols = list(frame.columns)
         numeric = [frame.columns[c].dtype.kind in "iuf" for c in cols]
-        rows = zip(*(frame.columns[c].tolist() for c in cols), strict=True)
+        data = [frame.columns[c].tolist() for c in cols]
     else:
         import pandas as pd
 
         cols = list(frame.columns)
         numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]
-        rows = frame.itertuples(index=False)
+        data = [list(frame[c]) for c in cols] if len(cols) == len(set(cols)) else [
+            list(frame.iloc[:, j]) for j in range(len(cols))]
+    for j, c in enumerate(cols):  # names that look alike: told apart by their code points, with a warning
+        if not numeric[j]:
+            data[j] = distinct_labels(data[j], what=f"values of column {label(c)!r}") or data[j]
+    rows: list[tuple[()]] = [] if cols else [()] * (0 if is_column_table(frame) else len(frame))
     head = "| " + " | ".join(text(c) for c in cols) + " |"
     rule = "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"
-    body = ["| " + " | ".join(text(fmt(v, c)) for v, c in zip(rec, cols, strict=True)) + " |" for rec in rows]
+    if not cols:
+        body = ["|  |" for _ in rows]
+    else:  # column by column: a column of plain ASCII text skips the escaper (same output)
+        shown = [_escaped([fmt(v, c) for v in values], text) for values, c in zip(data, cols, strict=True)]
+        body = ["| " + " | ".join(rec) + " |" for rec in zip(*shown, strict=True)]
     return "\n".join([head, rule, *body]) + "\n"
+
+
+# ---- look-alike names --------------------------------------------------------------------------
+
+# Latin look-alikes among Cyrillic and Greek letters (a small table, not all of Unicode's confusables.txt)
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁһӏԛԝАВЕКМНОРСТХІЈЅУΑΒΕΖΗΙΚΜΝΟΡΤΥΧοινκα",
+    "aeopcyxijsdhlqwABEKMHOPCTXIJSYABEZHIKMNOPTYXoivka")
+
+
+def lookalike_key(name: str) -> str:
+    """What ``name`` looks like: NFKC-normalised, format characters (zero-width, BOM, bidi) dropped,
+    Cyrillic and Greek look-alikes of Latin letters folded. Two names with one key look the same."""
+    if name.isascii():
+        return name
+    folded = unicodedata.normalize("NFKC", name)
+    return "".join(ch for ch in folded if unicodedata.category(ch) != "Cf").translate(_CONFUSABLES)
+
+
+def code_point_label(name: str) -> str:
+    """``name`` with every character but printable ASCII written as its code point (``caf\\xe9``,
+    ``cafe\\u0301``): distinct names get distinct labels, whatever they look like."""
+    return "".join(ch if " " <= ch <= "~" else _visible(ch) for ch in name)
+
+
+_T = TypeVar("_T")
+
+
+def distinct_labels(values: Sequence[_T], *, what: str = "names") -> list[_T | str] | None:
+    """``values`` with every text that looks like another one (:func:`lookalike_key`) replaced by
+    its :func:`code_point_label`, and a ``UserWarning`` naming them; None when nothing looks alike
+    (the common case: all-ASCII text costs one pass)."""
+    texts = {v for v in values if isinstance(v, str)}
+    if all(t.isascii() for t in texts):
+        return None
+    groups: dict[str, set[str]] = {}
+    for t in texts:
+        groups.setdefault(lookalike_key(t), set()).add(t)
+    clashes = [sorted(g) for g in groups.values() if len(g) > 1]
+    if not clashes:
+        return None
+    import warnings
+
+    shown = "; ".join(" and ".join(code_point_label(t) for t in g) for g in sorted(clashes)[:5])
+    more = f" and {len(clashes) - 5} more groups" if len(clashes) > 5 else ""
+    warnings.warn(f"{len(clashes)} group(s) of {what} look alike but differ (Unicode normalisation, invisible or "
+                  f"look-alike characters): {shown}{more}. They are shown with their code points to tell them apart.",
+                  UserWarning, stacklevel=3)
+    clashing = {t for g in clashes for t in g}
+    return [code_point_label(v) if isinstance(v, str) and v in clashing else v for v in values]
+
+
+ascii_fast_path(label, "")
+ascii_fast_path(markdown_text, r"\\`*\[\]<>|~&_")
+ascii_fast_path(html_text, "&<>\"'")

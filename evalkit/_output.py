@@ -34,12 +34,13 @@ import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
-from evalkit._escape import neutralize_frame
+from evalkit._escape import ColumnTable, is_column_table, neutralize_frame
 from evalkit._written import record_written, written
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd  # only the frames passed in: rate --out writes its column table without pandas
 
 __all__ = [
     "MANIFEST", "SIDECAR", "OutputDir", "atomic_output_dir", "atomic_file", "write_csv", "file_record", "verify_dir",
@@ -62,7 +63,7 @@ class OutputDir:
     record: dict[str, Any] = field(default_factory=dict)
     raw_csv: bool = False
 
-    def write_csv(self, frame: pd.DataFrame, name: str, *, index: bool = False) -> Path:
+    def write_csv(self, frame: pd.DataFrame | ColumnTable, name: str, *, index: bool = False) -> Path:
         """Write ``frame`` to ``path / name`` (formula cells neutralised unless ``raw_csv``)."""
         return write_csv(frame, self.path / name, raw=self.raw_csv, index=index)
 
@@ -348,19 +349,30 @@ def atomic_file(out: str | os.PathLike[str], *, force: bool = True, flag: str = 
         raise
 
 
-def write_csv(frame: pd.DataFrame, path: str | os.PathLike[str], *, raw: bool = False, index: bool = False) -> Path:
+def write_csv(frame: pd.DataFrame | ColumnTable, path: str | os.PathLike[str], *, raw: bool = False,
+              index: bool = False) -> Path:
     """Write ``frame`` as CSV; text cells a spreadsheet would evaluate get a leading ``'`` unless ``raw``.
 
     Lines end in ``\\n``; a table with a carriage return inside a text cell is written with
-    ``\\r\\n`` line ends instead, so that the cell is quoted and the row stays one row."""
+    ``\\r\\n`` line ends instead, so that the cell is quoted and the row stays one row. A column
+    table (numpy columns, :func:`evalkit._escape.is_column_table`) is written without pandas,
+    the same bytes (:mod:`evalkit._csv`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if is_column_table(frame):
+        if not index:
+            from evalkit._csv import columns_csv
+
+            path.write_text(columns_csv(frame, raw=raw), encoding="utf-8", newline="")
+            return path
+        frame = frame.to_frame()
     data = frame.reset_index() if index else frame
     # a CR inside a cell: Python's csv quotes only the characters of its line terminator, so a
     # bare CR would go out unquoted and split the row in a spreadsheet; such a file is written
     # with RFC 4180's CRLF line ends, which quote every cell holding a CR or LF
-    crlf = any(data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
-               for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
+    crlf = any(isinstance(c, str) and "\r" in c for c in data.columns) or any(  # a header cell too
+        data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
+        for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
     (data if raw else neutralize_frame(data)).to_csv(path, index=False, lineterminator="\r\n" if crlf else "\n")
     return path
 

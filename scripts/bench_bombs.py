@@ -1,5 +1,6 @@
 """Issue 23's bomb criterion, measured as a whole ``evalkit`` process: a 68 kB ``.eval`` zip bomb
-and a 4 MB gzip bomb must give exit 2 in <= 2 s with <= 300 MB peak RSS.
+and a 4 MB gzip bomb must give exit 2 in <= 2 s with <= 300 MB peak RSS; so, fast, must a
+``.eval`` whose zip header lies about a member's size.
 
 Paired: each round runs the two bombs and, as the reference, ``evalkit summary`` on a tiny valid
 file (the same interpreter start-up, plus the imports and work of a real run), in turn, so that
@@ -45,12 +46,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         eval_bomb = h.eval_bomb(tmp / "bomb.eval")
+        lies = h.eval_bomb(tmp / "lies.eval", n_blocks=4000, claimed=100, method=8)  # 500 MB inside, claims 100 B
         gz_bomb = h.gzip_bomb_members(tmp / "bomb.csv.gz", 4 << 30)
         h.small_eval(tmp / "ok.eval")
         (tmp / "tiny.csv").write_text("model_a,model_b,winner\n" + "a,b,model_a\nb,a,model_a\na,b,tie\n" * 4)
         cases = {
             f"compare ok.eval bomb.eval ({eval_bomb.stat().st_size / 1e3:.0f} kB zip bomb)":
                 ["compare", "ok.eval", "bomb.eval", "-q", "--out", "o"],
+            f"compare ok.eval lies.eval ({lies.stat().st_size / 1e3:.0f} kB, its zip header lies)":
+                ["compare", "ok.eval", "lies.eval", "-q", "--out", "o"],
             f"summary bomb.csv.gz ({gz_bomb.stat().st_size / 1e6:.1f} MB gzip bomb)": ["summary", "bomb.csv.gz", "-q"],
             "summary tiny.csv (reference: a valid 12-row file)": ["summary", "tiny.csv", "-q"],
         }

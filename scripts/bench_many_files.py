@@ -4,9 +4,11 @@
 Paired: each round times ``evalkit.io.logs.read_logs(folder)`` and, as the floor, the loop a
 user would write by hand (``zipfile`` + ``json.loads`` of every member of every file, no
 checks, no table), in turn, so that the machine's load moves both alike. The overhead per file
-is (evalkit − hand loop) / N. Prints the load before and after.
+is (evalkit − hand loop) / N. ``--commands score,summary`` also times those CLI commands on the
+folder, each in a fresh interpreter (start-up, the progress bar, provenance and printing
+included), against the same floor. Prints the load before and after.
 
-    python scripts/bench_many_files.py [--n 20000] [--rounds 3]
+    python scripts/bench_many_files.py [--n 20000] [--rounds 3] [--commands score,summary]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,7 +43,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--commands", default="", help="CLI commands to time on the folder too (e.g. score,summary)")
     args = ap.parse_args()
+    commands = [c for c in args.commands.split(",") if c]
+    cli: dict[str, list[float]] = {c: [] for c in commands}
     from evalkit.io.logs import read_logs
 
     print("load before:", os.getloadavg())
@@ -58,10 +64,19 @@ def main() -> None:
             t0 = time.perf_counter()
             _hand(folder)
             hand.append(time.perf_counter() - t0)
+            for c in commands:
+                t0 = time.perf_counter()
+                subprocess.run([sys.executable, "-m", "evalkit", c, str(folder), "-q"], check=True,
+                               stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                cli[c].append(time.perf_counter() - t0)
     print("load after: ", os.getloadavg())
     o, b = statistics.median(ours), statistics.median(hand)
     print(f"{args.n} files: read_logs {o:.2f} s ({o / args.n * 1e3:.3f} ms/file), hand loop {b:.2f} s "
           f"({b / args.n * 1e3:.3f} ms/file); overhead {(o - b) / args.n * 1e3:.3f} ms/file, ratio {o / b:.2f}")
+    for c, times in cli.items():
+        t = statistics.median(times)
+        print(f"  evalkit {c} FOLDER (fresh process): {t:.2f} s ({t / args.n * 1e3:.3f} ms/file); overhead "
+              f"{(t - b) / args.n * 1e3:.3f} ms/file over the hand loop, ratio {t / b:.2f}")
 
 
 if __name__ == "__main__":

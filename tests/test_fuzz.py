@@ -567,3 +567,63 @@ def test_every_reader_on_json_deeper_than_the_recursion_limit(tmp_path, suffix, 
                 pass
             except RecursionError as exc:
                 raise AssertionError(f"{name}: RecursionError") from exc
+
+
+def _slow_markdown_table(frame, text, floatfmt: str = ".6g") -> str:
+    """The per-cell renderer markdown_table had before its column fast path (its cell format
+    included), as the reference the fast path must reproduce byte for byte."""
+    import numpy as np
+    import pandas as pd
+
+    from evalkit._escape import distinct_labels
+
+    def cell(value):
+        if value is None or (isinstance(value, float) and np.isnan(value)):
+            return ""
+        if isinstance(value, (float, np.floating)):
+            return format(float(value), floatfmt)
+        return str(value)
+
+    cols = list(frame.columns)
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) and not pd.api.types.is_bool_dtype(frame[c]) for c in cols]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        data = [list(frame[c]) if n else (distinct_labels(list(frame[c])) or list(frame[c]))
+                for c, n in zip(cols, numeric, strict=True)]
+    head = "| " + " | ".join(text(c) for c in cols) + " |"
+    rule = "|" + "|".join("---:" if n else ":---" for n in numeric) + "|"
+    body = ["| " + " | ".join(text(cell(v)) for v in rec) + " |" for rec in zip(*data, strict=True)]
+    return "\n".join([head, rule, *body]) + "\n"
+
+
+def test_markdown_table_fast_path_is_the_per_cell_output_on_hostile_names():
+    """The column fast path of markdown_table (plain printable ASCII skips the escaper) prints
+    exactly what escaping every cell prints, for every escaper that declares a fast path and one
+    that does not, on the fuzz suite's hostile names mixed with plain ones, NaN, None and numbers."""
+    import numpy as np
+    import pandas as pd
+
+    from evalkit._escape import html_text, label, markdown_table, markdown_text
+    from evalkit.cli._common import terminal_cell
+
+    escapers = [label, markdown_text, html_text, terminal_cell, lambda v: f"<{v}>"]
+    plain = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=12)
+
+    @fuzz(150)
+    @given(names=st.lists(st.one_of(NAME, plain), min_size=1, max_size=8), seed=st.integers(0, 2**16),
+           floatfmt=st.sampled_from([".6g", ".4g", ".2f"]))
+    def one(names, seed, floatfmt):
+        rng = np.random.default_rng(seed)
+        n = len(names)
+        values = rng.normal(0, 1e3, n)
+        values[rng.random(n) < 0.3] = np.nan
+        frame = pd.DataFrame({"model": names, "elo": values, "n": rng.integers(-5, 10**6, n),
+                              "f32": values.astype(np.float32), "note": [None if i % 3 else "x|y" for i in range(n)],
+                              "ok": rng.random(n) < 0.5})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for text in escapers:
+                assert markdown_table(frame, text=text, floatfmt=floatfmt) == _slow_markdown_table(
+                    frame, text, floatfmt), (text, names)
+
+    one()

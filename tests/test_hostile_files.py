@@ -57,8 +57,91 @@ def test_bombs_exit_2_with_bounded_peak_memory(tmp_path, kind):
         args = ["compare", "ok.eval", bomb.name]
     code, err, peak_kb = _run_child(args, tmp_path)
     assert code == 2, err
-    assert "Traceback" not in err and "bomb" in err and "--limit max_ratio" in err
+    if kind == "deflate eval, header lies":  # refused from its headers, before anything is inflated
+        assert "Traceback" not in err and "the header lies about the size" in err
+    else:
+        assert "Traceback" not in err and "bomb" in err and "--limit max_ratio" in err
     assert peak_kb < PEAK_LIMIT_KB, f"peak RSS {peak_kb / 1024:.0f} MiB"
+
+
+class _CountingZlib:
+    """``zlib`` for :mod:`evalkit.io._limits`, with every decompressobj's output counted: the bytes
+    actually inflated, measured outside the code under test."""
+
+    def __init__(self) -> None:
+        self.inflated = 0
+
+    def __getattr__(self, name: str):
+        import zlib
+
+        return getattr(zlib, name)
+
+    def decompressobj(self, *args):
+        import zlib
+
+        inner, counter = zlib.decompressobj(*args), self
+
+        class Counted:
+            def decompress(self, data, max_length=0):
+                out = inner.decompress(data, max_length)
+                counter.inflated += len(out)
+                return out
+
+            def __getattr__(self, name):
+                return getattr(inner, name)
+
+        return Counted()
+
+
+def _lying_eval(path: Path, *, claimed: int, local: int | None = None) -> tuple[Path, int]:
+    """A .eval whose sample member holds 64 MiB of deflated zeros (about 64 kB compressed) while
+    its central directory claims ``claimed`` bytes (``claimed=-1``: as many as it takes compressed)
+    and its local header ``local`` (default: the same)."""
+    data = h.deflate_zeros(64 << 20)
+    claimed = len(data) if claimed == -1 else claimed
+    h.write_zip(path, [h._stored("header.json", {"eval": {"task": "t", "model": "m"}}),
+                       ("samples/1_epoch_1.json", 8, data, 0, claimed)])
+    if local is not None:  # rewrite the sample member's local header's uncompressed size
+        raw = bytearray(path.read_bytes())
+        at = raw.index(b"PK\x03\x04", 4)  # the second local header
+        raw[at + 22:at + 26] = local.to_bytes(4, "little")
+        path.write_bytes(bytes(raw))
+    return path, claimed
+
+
+@pytest.mark.parametrize("case", ["claims 100 bytes", "claims its compressed size", "local header differs"])
+def test_a_lying_zip_header_is_refused_after_inflating_at_most_its_claimed_size(tmp_path, monkeypatch, case):
+    """The audit's lying .eval took ~3 s (1-2 GB inflated) before its error. Now a member whose
+    declared size cannot hold its compressed data, or whose local header disagrees with the central
+    directory, is refused before any byte is inflated; one whose claim is plausible stops one byte
+    past it. Asserted on the bytes zlib produced (counted by a wrapper), not on time."""
+    import evalkit.io._limits as limits_mod
+    from evalkit.io.logs import read_logs
+
+    claimed, local = {"claims 100 bytes": (100, None), "claims its compressed size": (-1, None),
+                      "local header differs": (-1, 1 << 26)}[case]
+    path, claimed = _lying_eval(tmp_path / "lies.eval", claimed=claimed, local=local)
+    counting = _CountingZlib()
+    monkeypatch.setattr(limits_mod, "zlib", counting)
+    with pytest.raises(ValueError) as info:
+        read_logs(path)
+    message = str(info.value)
+    assert "lies.eval (member 'samples/1_epoch_1.json')" in message and "tampered with" in message
+    if case == "claims its compressed size":  # plausible on its face (about 1:1): stopped one byte past it
+        assert 0 < counting.inflated <= claimed + 1 < 100 << 10, counting.inflated
+        assert f"more than the {claimed} bytes its zip header claims" in message
+    else:
+        assert counting.inflated == 0 and "Nothing of it was decompressed" in message
+    import json
+    import zipfile
+
+    counting.inflated = 0  # an honest deflated archive through the same counting zlib: read whole
+    with zipfile.ZipFile(tmp_path / "ok.eval", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("header.json", json.dumps({"eval": {"task": "t", "model": "m"}}))
+        z.writestr("samples/1_epoch_1.json", json.dumps({"id": 1, "epoch": 1, "scores": {"s": {"value": 1}},
+                                                         "pad": "x" * 50_000}))
+        sizes = sum(i.file_size for i in z.infolist())
+    assert len(read_logs(tmp_path / "ok.eval")) == 1 and counting.inflated == sizes
 
 
 def test_deep_json_is_a_located_error_not_a_recursion_error(tmp_path, capsys):
@@ -161,3 +244,37 @@ def test_the_limit_flag_named_in_the_errors_exists_and_raising_depth_past_the_pa
     assert "deeper than Python's JSON parser can follow" in capsys.readouterr().err
     assert main(["rate", str(deep), "--limit", "max_dept=5"]) == 2
     assert "Unknown read limit(s) ['max_dept']" in capsys.readouterr().err
+
+
+def test_random_bytes_on_stdin_exit_2_on_every_engine(monkeypatch, capsys):
+    """The audit's case: random bytes on stdin exited 3. Now a one-line error (exit 2) naming
+    <stdin>, on both engines and in summary."""
+    import io
+
+    import numpy as np
+
+    junk = np.random.default_rng(7).integers(0, 256, 4096, dtype=np.uint8).tobytes()
+    for argv in (["rate", "-", "--engine", "duckdb"], ["rate", "-", "--engine", "pandas"], ["summary", "-"]):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(junk)))
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "<stdin>" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_csv_gz_past_max_bytes_is_the_same_clean_error_in_summary_rate_and_report(tmp_path, capsys):
+    """The audit's 1 GiB .csv.gz worked in summary but ran out of memory in report. Scaled down
+    (2.8 MB of genuine comparisons, 10:1 compressed, under --limit max_bytes=1M): every command
+    refuses it alike, exit 2, naming the limit and the flag; none reads it whole into memory."""
+    import gzip
+    import random
+
+    r = random.Random(1)
+    models = [f"model-{i}" for i in range(20)]
+    rows = [f"{a},{b},{r.choice(['model_a', 'model_b', 'tie'])}" for a, b in (r.sample(models, 2) for _ in range(120_000))]
+    data = tmp_path / "big.csv.gz"
+    data.write_bytes(gzip.compress(("model_a,model_b,winner\n" + "\n".join(rows) + "\n").encode(), mtime=0))
+    for argv in (["summary"], ["rate", "--n-resamples", "0"], ["report", "--out", str(tmp_path / "r")]):
+        assert main([argv[0], str(data), *argv[1:], "--limit", "max_bytes=1M", "-q"]) == 2, argv
+        err = capsys.readouterr().err
+        assert "big.csv.gz decompresses to more than 1 MiB" in err and "--limit max_bytes=SIZE" in err, err
+    assert not (tmp_path / "r").exists()

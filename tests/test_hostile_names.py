@@ -166,18 +166,23 @@ def test_report_markdown_and_html_keep_their_structure(hostile_report):
     _no_formula_cells(out)
 
 
-def test_compare_report_keeps_its_structure(tmp_path):
-    out = tmp_path / "cmp"
-    assert main(["compare", str(HOSTILE / "events.jsonl"), "--by", "system", "--map", "system=agent", "--map",
-                 "session=run", "--map", "score=reward", "--n-resamples", "199", "--out", str(out), "--quiet"]) == 0
+def _check_report_folder(out: Path, names) -> None:
+    """A verified report folder whose Markdown and HTML keep their structure and show every name."""
     assert verify_dir(out) == []
     md = (out / "report.md").read_text(encoding="utf-8")
     run = json.loads((out / "run.json").read_text())
     _check_markdown(md, 2 + len(run["sections"]))  # the title, the Headline, the sections
     page = _check_html((out / "report.html").read_text(encoding="utf-8"))
     text = "".join(page.text)
-    for name in (NAMES[0], NAMES[1], NAMES[3], NAMES[4], NAMES[8]):
+    for name in names:
         assert label(name) in text
+
+
+def test_compare_report_keeps_its_structure(tmp_path):
+    out = tmp_path / "cmp"
+    assert main(["compare", str(HOSTILE / "events.jsonl"), "--by", "system", "--map", "system=agent", "--map",
+                 "session=run", "--map", "score=reward", "--n-resamples", "199", "--out", str(out), "--quiet"]) == 0
+    _check_report_folder(out, (NAMES[0], NAMES[1], NAMES[3], NAMES[4], NAMES[8]))
     _no_formula_cells(out)
 
 
@@ -231,3 +236,108 @@ def test_heatmap_never_met_is_grey_not_the_colour_of_half():
     assert never.mean() < 200 and np.abs(never - grey).max() <= 2  # never met: the flat grey, one image
     assert any(t.get_text() == "never met" for t in ax.get_legend().get_texts())
     plt.close(fig)
+
+
+LOOKALIKES = ["café", "cafe\u0301", "alpha", "alpha\u200b", "\u0430lpha", "beta"]  # NFC/NFD, zero-width, Cyrillic а
+
+
+def test_names_that_look_alike_get_a_warning_and_distinct_labels(tmp_path, capsys):
+    """The audit's look-alikes (NFC and NFD café, alpha with a zero-width space, Cyrillic аlpha)
+    showed as identical rows with no warning. Now every table (terminal, Markdown, HTML) shows
+    them by their code points, one distinct label each, and the command warns once."""
+    from evalkit._escape import code_point_label, distinct_labels, lookalike_key
+
+    assert lookalike_key("café") == lookalike_key("cafe\u0301") and lookalike_key("\u0430lpha") == "alpha"
+    assert lookalike_key("alpha\u200b") == "alpha" and lookalike_key("beta") == "beta"
+    assert code_point_label("cafe\u0301") == "cafe\\u0301" and code_point_label("café") == "caf\\xe9"
+    assert distinct_labels(["alpha", "beta", "模型甲"]) is None  # nothing alike: no warning, no change
+    data = tmp_path / "look.csv"
+    pairs = [(a, b) for i, a in enumerate(LOOKALIKES) for b in LOOKALIKES[i + 1:]]
+    data.write_text("model_a,model_b,winner\n" + "".join(f"{a},{b},{w}\n" for a, b in pairs
+                                                          for w in ("model_a", "model_b", "tie")), encoding="utf-8")
+    assert main(["rate", str(data), "--n-resamples", "0"]) == 0
+    out, err = capsys.readouterr()
+    model = _md_rows(out)[0].index("model")
+    shown = [r[model] for r in _md_rows(out)[2:]]
+    assert sorted(shown) == sorted(code_point_label(n) if n != "beta" else n for n in LOOKALIKES)
+    assert "caf\\xe9 and cafe\\u0301" in err or "cafe\\u0301 and caf\\xe9" in err
+    assert err.count("look alike") == 1, err
+    out_dir = tmp_path / "report"
+    assert main(["report", str(data), "--out", str(out_dir), "--n-boot", "20", "--quiet"]) == 0
+    md = (out_dir / "report.md").read_text(encoding="utf-8")
+    page = (out_dir / "report.html").read_text(encoding="utf-8")
+    for n in LOOKALIKES[:-1]:
+        assert markdown_text(code_point_label(n)) in md and code_point_label(n) in page, n
+
+
+def test_a_judge_named_with_an_ansi_escape_is_shown_escaped_in_the_self_preference_warning(tmp_path, capsys):
+    """The audit's case: an ANSI escape in a model name cleared the terminal through the
+    self-preference warning (printed raw, beside the UI). Now every warning line goes through
+    ``label``: the escape and a right-to-left override are shown as \\x1b and \\u202e."""
+    judge = "\x1b[2Jgpt-4" + RTL
+    data = tmp_path / "judged.csv"
+    rows = [(judge, "b", "model_a"), (judge, "b", "model_b"), ("b", "c", "model_a"), ("c", "b", "model_a"),
+            ("c", judge, "model_b"), (judge, "c", "tie")]
+    pd.DataFrame(rows * 5, columns=["model_a", "model_b", "winner"]).to_csv(data, index=False)
+    assert main(["rate", str(data), "--judge", judge, "--n-resamples", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert "\x1b" not in err + out and RTL not in err + out
+    line = next(x for x in err.splitlines() if "is also a contestant" in x)
+    assert "judge \\x1b[2Jgpt-4\\u202e is also a contestant" in line
+
+
+def test_report_traces_keeps_its_structure_and_warnings_stay_one_line(tmp_path, capsys):
+    """The audit's case: system and task names reached the text of `report --traces` unescaped
+    (report/budget.py). A session table with the hostile names: the Markdown and HTML keep their
+    structure, and a warning that quotes the names (a newline among them) stays one line."""
+    data = tmp_path / "sessions.csv"
+    rows = [(m, f"t{s % 2}<b>", s, b, round(((s + j) % 4) / 3 * min(1, b / 80), 3))
+            for j, m in enumerate(NAMES[:6]) for s in range(4) for b in (10, 20, 40, 80, 160)]
+    pd.DataFrame(rows, columns=["system", "task", "session", "budget", "score"]).to_csv(data, index=False)
+    out = tmp_path / "r"
+    assert main(["report", "--traces", str(data), "--out", str(out), "--n-resamples", "20"]) == 0
+    _, err = capsys.readouterr()
+    assert all(x.startswith(("evalkit report: ", "read ", "wrote ")) or not x.strip() for x in err.splitlines()), err
+    _check_report_folder(out, NAMES[:6])
+    _no_formula_cells(out)
+
+
+AUDIT_NAMES = ["![x](http://evil.example/t.png)", "$\\frac{$", "nul\x00del\x7f", "a\r=SUM(A1:A9)", "rtl\u202eexe"]
+
+
+def test_the_audits_names_through_compare_no_tracking_image_no_mathtext_abort_no_split_row(tmp_path, capsys):
+    """The audit's names in one compare run: a Markdown image to a remote server (was a tracking
+    image in report.md and a live link in report.html, whose CSP allowed http: images), a mathtext
+    fragment ``$\\frac{$`` (aborted compare), NUL and DEL (printed raw), a CR before a formula (split
+    the CSV row, the next physical row starting with a live ``=SUM``) and a right-to-left override."""
+    import csv
+
+    from evalkit.report.render import CSP
+
+    assert "http:" not in CSP and "https:" not in CSP and "img-src 'self' file:" in CSP
+    events = tmp_path / "events.jsonl"
+    with open(events, "w", encoding="utf-8") as fh:
+        for k, name in enumerate(AUDIT_NAMES[:2] + AUDIT_NAMES[2:]):
+            for task in range(6):
+                for run in range(2):
+                    fh.write(json.dumps({"agent": name, "task": f"t{task}", "run": f"{k}-{run}", "input_tokens": 100,
+                                         "reward": float((task + run + k) % 3 != 0)}) + "\n")
+    out = tmp_path / "cmp"
+    assert main(["compare", str(events), "--by", "system", "--map", "system=agent", "--map", "session=run", "--map",
+                 "score=reward", "--n-resamples", "99", "--out", str(out)]) == 0
+    stdout, err = capsys.readouterr()
+    for text in (stdout, err):
+        assert not re.search("[\x00\x7f\r\u202e]", text), text
+    assert "nul\\x00del\\x7f" in stdout
+    md = (out / "report.md").read_text(encoding="utf-8")
+    images = re.findall(r"(?<!\\)!\[(?:[^\]\\]|\\.)*\]\(([^)]*)\)", md)
+    assert images and all(u.startswith("figures/") for u in images), images  # the report's own figures only
+    assert not re.search(r"(?<!\\)\]\(https?:", md)  # no live link
+    page = _check_html((out / "report.html").read_text(encoding="utf-8"))
+    assert not [v for tag, key, v in page.attrs if key in ("src", "href") and v and "evil.example" in v]
+    assert list((out / "figures").glob("*.png"))  # the figures were drawn: no mathtext abort
+    for table in (out / "tables").glob("*.csv"):  # every CSV row is one record; no cell starts a formula
+        with open(table, encoding="utf-8", newline="") as fh:
+            rows = list(csv.reader(fh))
+        assert {len(r) for r in rows} == {len(rows[0])}, table
+        assert not [c for r in rows for c in r if c.startswith(("=", "+", "@"))], table

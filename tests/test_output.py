@@ -244,29 +244,59 @@ def test_killed_at_random_moments_never_leaves_a_folder_verify_accepts_unless_co
     assert all(".partial-" in p for p in leftovers), leftovers  # SIGKILLed temporaries only, hidden
 
 
+_CTRL_C_RUNNER = """
+import os, sys, time
+from evalkit.cli import main
+READY, PREFIX, STATE = int(os.environ["READY_FD"]), os.environ["PARTIAL_PREFIX"], [0]
+
+def hook(event, args):
+    # the first file or folder made inside the new run's hidden .partial folder: say so, then wait for the Ctrl-C
+    if STATE[0] or event not in ("open", "os.mkdir") or not isinstance(args[0], (str, os.PathLike)):
+        return
+    path = os.fspath(args[0])
+    if path.startswith(PREFIX) and os.sep in path[len(PREFIX):]:
+        STATE[0] = 1
+        os.write(READY, b"r")
+        os.close(READY)
+        time.sleep(600)  # interrupted by the test's SIGINT (the handler raises here, in the open)
+
+sys.addaudithook(hook)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 def test_ctrl_c_exits_130_with_one_line_and_leaves_the_previous_folder(tmp_path):
-    """The issue's case: re-running the demo into an existing --out and pressing Ctrl-C."""
+    """The issue's case: re-running the demo into an existing --out and pressing Ctrl-C while the new
+    folder is being written. The moment is an event, not a time: the command's process reports (through
+    a pipe, from an audit hook) the first file or folder it makes in its hidden ``.partial`` folder and waits
+    there; the test sends SIGINT only then, so a loaded machine moves nothing."""
+    import select
+
     previous = _build(tmp_path / "d", text="seed 1")
     before = json.loads((previous / "run.json").read_text())
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "demo", "--out", str(previous), "--force", "--tasks", "6",
-                             "--sessions", "3", "--bootstrap", "30"],
-                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:  # wait until the new folder is being written (its hidden .partial sibling exists), then Ctrl-C
-        deadline = time.monotonic() + 180
-        while not list(tmp_path.glob(".d.partial-*")) and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert proc.poll() is None, "the demo ended before it was interrupted"
-        time.sleep(0.3)
+    ready_r, ready_w = os.pipe()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "READY_FD": str(ready_w),
+           "PARTIAL_PREFIX": str(tmp_path / ".d.partial-")}
+    proc = subprocess.Popen([sys.executable, "-c", _CTRL_C_RUNNER, "demo", "--out", str(previous), "--force",
+                             "--tasks", "6", "--sessions", "3", "--bootstrap", "30"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, pass_fds=(ready_w,))
+    os.close(ready_w)
+    try:  # wait for the event (the timeout only guards against a hang; EOF: the demo ended first)
+        readable, _, _ = select.select([ready_r], [], [], 300)
+        assert readable and os.read(ready_r, 1) == b"r", ("the demo never wrote into its .partial folder",
+                                                          proc.poll())
+        assert list(tmp_path.glob(".d.partial-*")) and proc.poll() is None
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=120)
     finally:
+        os.close(ready_r)
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130
+    assert proc.returncode == 130, err
     last = err.strip().splitlines()[-1]
-    assert "Traceback" not in err and last.startswith("evalkit demo: interrupted")
+    assert "Traceback" not in err and last.startswith("evalkit demo: interrupted"), err
+    assert "no output folder was changed" in last, last
     assert verify_dir(previous) == [] and json.loads((previous / "run.json").read_text()) == before
     assert [p.name for p in tmp_path.iterdir()] == ["d"]  # no sessions.parquet of the new run anywhere
 
@@ -293,3 +323,41 @@ def test_ctrl_c_inside_the_import_machinery_is_sent_again_not_dropped():
         assert returned
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+_AT_IMPORT = """
+import os, runpy, signal, sys
+SIG, MODULE, SENT = getattr(signal, sys.argv[1]), sys.argv[2], [False]
+
+def hook(event, args):  # the signal arrives as Python imports MODULE, while evalkit starts up
+    if event == "import" and args[0] == MODULE and not SENT[0]:
+        SENT[0] = True
+        os.kill(os.getpid(), SIG)
+        for _ in range(100000):  # the handler runs here, inside the import
+            pass
+
+sys.addaudithook(hook)
+sys.argv = ["evalkit", *sys.argv[3:]]
+if os.environ.get("EVALKIT_TEST_ENTRY") == "script":  # as the installed `evalkit` console script does
+    from evalkit._entry import run
+    sys.exit(run())
+runpy.run_module("evalkit", run_name="__main__")  # as `python -m evalkit`
+"""
+
+
+@pytest.mark.parametrize(("module", "entry"), [("argparse", "module"), ("evalkit.cli._common", "module"),
+                                               ("evalkit.cli", "script")])
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_evalkit_starts_up_exits_130_or_143_with_one_line(tmp_path, sig, module, entry):
+    """The audit's case: SIGTERM during start-up exited 130 or was killed (-15), an early Ctrl-C
+    printed a KeyboardInterrupt traceback. The moment is an import (an audit hook in the process
+    sends the signal), not a time. ``script``: the console script's entry point
+    (``[project.scripts]``, ``evalkit._entry:run``), the signal as it imports the CLI package."""
+    data = tmp_path / "in.csv"
+    data.write_text("model_a,model_b,winner\na,b,model_a\nb,a,model_b\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALKIT_TEST_ENTRY": entry}
+    proc = subprocess.run([sys.executable, "-c", _AT_IMPORT, sig, module, "rate", str(data), "-q"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    want, word = (130, "interrupted") if sig == "SIGINT" else (128 + signal.SIGTERM, "terminated")
+    assert proc.returncode == want, (proc.returncode, proc.stderr)
+    assert proc.stderr.strip() == f"evalkit: {word}.", proc.stderr

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from evalkit._escape import label
 from evalkit._written import forget_written, written
 from evalkit.cli._common import UI, Inputs
 
@@ -148,11 +149,22 @@ def _on_sigint(signum: int, frame: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script."""
+    main_thread = _main_thread()  # the handlers first: a signal while the parser is built is one line too
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    previous_int = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C while starting up or while reporting another error
         print("\nevalkit: interrupted.", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except _Terminated:
+        print("evalkit: terminated.", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -171,9 +183,6 @@ def _main(argv: Sequence[str] | None) -> int:
     args.progress = ui.progress  # what commands hand to the library's progress= keyword
     inputs = None
     forget_written()
-    main_thread = _main_thread()
-    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
-    previous_int = signal.signal(signal.SIGINT, _on_sigint) if main_thread else None
     try:
         args.inputs = inputs = Inputs(getattr(args, "encoding", None))
         with warnings.catch_warnings():
@@ -194,21 +203,21 @@ def _main(argv: Sequence[str] | None) -> int:
         return 128 + signal.SIGTERM
     except UnicodeDecodeError as exc:
         ui.close_bar()
-        print(f"evalkit {name}: error: {_decode_error(exc, inputs or Inputs())}", file=sys.stderr)
+        print(f"evalkit {name}: error: {label(_decode_error(exc, inputs or Inputs()))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError as exc:  # validation errors: one clear line, no traceback
         ui.close_bar()
         msg = cli_remedies(str(exc), getattr(args, "_options", frozenset()))
         if "can't decode" in msg and inputs is not None:  # a reader's decode error: say where, and the flag
             msg += _decode_hint(inputs)
-        print(f"evalkit {name}: error: {inputs.display(msg) if inputs else msg}", file=sys.stderr)
+        print(f"evalkit {name}: error: {label(inputs.display(msg) if inputs else msg)}", file=sys.stderr)
         if ui.verbose:
             traceback.print_exc()
         return EXIT_BAD_INPUT
     except OSError as exc:  # missing input, unwritable output: also one line
         ui.close_bar()
         where = f" {exc.filename!r}" if getattr(exc, "filename", None) else ""
-        print(f"evalkit {name}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"evalkit {name}: error: {label(f'{exc.strerror or exc}{where}')}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except MemoryError as exc:  # the data need more memory than this process may have: one line, exit 2
         ui.close_bar()
@@ -225,10 +234,6 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if inputs is not None:
             inputs.close()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-        if previous_int is not None:
-            signal.signal(signal.SIGINT, previous_int)
 
 
 def _what_changed() -> str:

@@ -13,8 +13,11 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import pandas as pd
 
+    from evalkit._escape import ColumnTable
     from evalkit.ratings.bt import CovKind
 
 __all__ = ["add_judge_flags", "add_rate_flags", "diagnostic_rows", "print_warnings", "rate_variant"]
@@ -89,8 +92,10 @@ def print_warnings(counts, fmt: str | None, args: argparse.Namespace) -> None:
 
         note = cluster_warning(int(counts.n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
         lines += [f"warning: {note}"] if note else []
-    for line in lines:
-        print(line, file=sys.stderr)
+    from evalkit._escape import label
+
+    for line in lines:  # names from the data (the judge, a contestant): escaped, one line each
+        print(label(line), file=sys.stderr)
 
 
 def _style_flags(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
@@ -114,7 +119,7 @@ def _wald_only(args: argparse.Namespace, n_boot: int, flag: str) -> None:
                          f"combined with {', '.join(clash)}.")
 
 
-def write_tables(out, tables: dict[str, pd.DataFrame]) -> list[str]:
+def write_tables(out, tables: Mapping[str, pd.DataFrame | ColumnTable]) -> list[str]:
     """``NAME.csv`` and ``NAME.md`` for each table into an open :func:`~evalkit._output.atomic_output_dir`;
     returns the file names."""
     from evalkit._escape import markdown_table

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import threading
+from typing import TYPE_CHECKING
 
-from evalkit.cli._common import add_common
+from evalkit.cli._common import add_common, one_blas_thread
 from evalkit.cli._flags import add_confidence_level, add_n_resamples, add_rng
 from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.formats import FORMATS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from evalkit.ratings.leaderboard import Leaderboard
 
 __all__ = ["register", "run", "add_engine_arguments", "aggregate_for_cli"]
 
@@ -79,15 +85,18 @@ def aggregate_for_cli(source, args: argparse.Namespace, **options):
 
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
+    one_blas_thread()  # before numpy loads: the fit's small dense algebra is faster on one thread
     from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.ratings.elo import parse_anchor
     from evalkit.ratings.leaderboard import leaderboard_columns
 
     ui, inputs = args.ui, args.inputs
+    warm = None
     if args.out:
         from evalkit._output import check_out_path
 
         check_out_path(args.out, force=args.force)
+        warm = _warm_figures()
     from evalkit.cli._runs import not_a_judgment_log
 
     not_a_judgment_log([p for p in args.path if p != "-"], "rate")
@@ -136,8 +145,28 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:
-        _write(args, counts, table.to_frame(), inputs)
+        if warm is not None:
+            warm.join()  # matplotlib imported while DuckDB counted (it releases the GIL)
+        _write(args, counts, table, inputs)
     return 0
+
+
+def _warm_figures() -> threading.Thread:
+    """Import what the figures need (matplotlib's figure, Agg canvas and font list) in a
+    thread, started before the rows are read: DuckDB releases the GIL while it counts, so the
+    import (about 0.3 s) runs beside it instead of after it. It imports modules only and draws
+    nothing; any error there is left for the real import to raise."""
+    def work() -> None:
+        with contextlib.suppress(Exception):
+            import matplotlib.backends.backend_agg  # noqa: F401
+            import matplotlib.figure  # noqa: F401
+            from matplotlib import font_manager  # noqa: F401
+
+            import evalkit.plots.ratings  # noqa: F401
+
+    thread = threading.Thread(target=work, name="evalkit-import-figures", daemon=True)
+    thread.start()
+    return thread
 
 
 #: How ``rate --out`` saves its two PNGs: 100 dpi and zlib level 1. Against 150 dpi and level 6
@@ -147,30 +176,43 @@ def run(args: argparse.Namespace) -> int:
 PNG_OPTIONS = {"dpi": 100, "pil_kwargs": {"compress_level": 1}}
 
 
-def _write(args: argparse.Namespace, counts, table, inputs) -> None:
+def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs) -> None:
     """The ``--out`` folder: the leaderboard as CSV and Markdown, its figure and the win-rate
     heatmap (both drawn in proportion to the data: at most
     :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
-    the reason in ``run.json`` and on stderr), and ``run.json``."""
+    the reason in ``run.json`` and on stderr), and ``run.json``. No pandas: the leaderboard stays
+    numpy columns. The heatmap is drawn by a forked child (:class:`evalkit.cli._aside.Aside`)
+    while this process writes the tables and draws the leaderboard."""
     from evalkit._output import atomic_output_dir
+    from evalkit.cli._aside import Aside
     from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots._layout import MAX_HEATMAP, MAX_ROWS, summary_note
-    from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap, win_rate_block
+    from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap, win_rate_values
 
     record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
               "parameters": rate_parameters(args)}
-    models = list(table["model"])
+    models = [str(m) for m in table.columns["model"]]
     notes = {"leaderboard.png": summary_note(min(len(models), MAX_ROWS), len(models), limit_name="MAX_ROWS"),
              "win_rates.png": summary_note(min(len(models), MAX_HEATMAP), len(models), limit_name="MAX_HEATMAP")}
+    top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
-        write_tables(out, {"leaderboard": table})
-        with plot_fonts():
-            ax = plot_leaderboard(table)
-            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
-            top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
-            ax = plot_win_rate_heatmap(win_rate_block(counts, top), order=top, total=len(models))
-            missing += save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
+
+        def heatmap() -> list[str]:
+            with plot_fonts():
+                ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=len(models))
+                return save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
+
+        aside = Aside(heatmap)  # drawn by a child on the other core while this process draws the leaderboard
+        try:
+            write_tables(out, {"leaderboard": table})
+            with plot_fonts():
+                ax = plot_leaderboard(table)
+                missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
+            missing += aside.result()
+        except BaseException:
+            aside.cancel()  # before the folder is removed: no child writes into it afterwards
+            raise
         shown = {k: v for k, v in notes.items() if v}
         if shown:
             out.record["figures"] = shown

@@ -446,16 +446,54 @@ def _zstd_reader(raw: _Raw) -> Any:
     return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[arg-type]
 
 
+def _packed_bound(method: int, declared: int) -> int | None:
+    """The most compressed bytes that ``declared`` bytes can take with ``method`` (None: unknown method).
+    Generous: deflate's stored blocks add 5 bytes per 64 KiB and Zstandard's raw blocks 3 per 128 KiB
+    (zlib's deflateBound, ZSTD_compressBound), plus room for headers and a few empty blocks."""
+    if method == _STORED:
+        return declared
+    if method in (_DEFLATED, _ZSTD):
+        return declared + declared // 1000 + 1024
+    return None
+
+
+def _lies(source: str, declared: int, packed: int) -> ValueError:
+    return ValueError(f"{source}: its zip header claims {_size(declared)} decompressed, but its compressed data "
+                      f"take {_size(packed)}, more than {_size(declared)} can compress to: the header lies about the "
+                      "size; the archive is corrupt or was tampered with. Nothing of it was decompressed.")
+
+
 def check_declared(info: Any, source: str, limits: ReadLimits | None = None) -> None:
     """Refuse a zip member (a :class:`zipfile.ZipInfo`) whose header declares more than
-    ``max_bytes`` or more than ``max_ratio`` times its compressed size, before a byte of it is
-    decompressed. Headers can lie, so :func:`read_zip_member` also streams with the caps."""
+    ``max_bytes`` or more than ``max_ratio`` times its compressed size, or less than its
+    compressed data can possibly hold (a lying header), before a byte of it is decompressed.
+    Headers can lie the other way too (claim a size the data could take, and hold more), so
+    :func:`read_zip_member` also stops inflating one byte past the declared size."""
     lim = limits or current_limits()
     declared, packed = int(info.file_size), int(info.compress_size)
+    bound = _packed_bound(int(info.compress_type), declared)
+    if bound is not None and packed > bound:
+        raise _lies(source, declared, packed)
     if declared > lim.ratio_grace and declared > lim.max_ratio * max(packed, 1):
         raise _bomb(source, declared, packed, lim)
     if declared > lim.max_bytes:
         raise _too_big(source, f"declares {_size(declared)} in its zip header", lim)
+
+
+def _check_local(fields: tuple[Any, ...], info: Any, name: str) -> None:
+    """The local header's method, CRC and sizes must be the central directory's (unless a data
+    descriptor follows the data: flag bit 3, local CRC and sizes then 0; or ZIP64: 0xFFFFFFFF)."""
+    method, crc, packed, size = fields[4], fields[7], fields[8], fields[9]
+    if method != info.compress_type:
+        raise ValueError(f"{name}: its local header names compression method {method}, the central directory "
+                         f"{info.compress_type}; the archive is corrupt or was tampered with.")
+    if fields[3] & 0x8 or 0xFFFFFFFF in (packed, size):
+        return
+    if (crc, packed, size) != (info.CRC, info.compress_size, info.file_size):
+        raise ValueError(f"{name}: its local header claims {size} bytes ({packed} compressed, CRC-32 {crc:08x}), the "
+                         f"central directory {info.file_size} ({info.compress_size} compressed, CRC-32 "
+                         f"{info.CRC:08x}); the archive is corrupt or was tampered with. Nothing of it was "
+                         "decompressed.")
 
 
 def preflight(paths: list[str], limits: ReadLimits | None = None) -> None:
@@ -490,9 +528,11 @@ def preflight(paths: list[str], limits: ReadLimits | None = None) -> None:
 def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, source: str | None = None) -> bytes:
     """The bytes of one member (a :class:`zipfile.ZipInfo`) of the zip archive at ``path``.
 
-    Streamed, whatever the sizes the archive's headers claim: output beyond ``max_bytes``, or
-    beyond ``max_ratio`` times the compressed bytes read, is refused; so are a member whose
-    CRC or size differs from its header, an encrypted member and an unknown compression.
+    Streamed, whatever the sizes the archive's headers claim: a member whose headers disagree
+    or declare a size its compressed data cannot hold is refused before it is decompressed;
+    decompression stops one byte past the declared size (at most ``max_bytes``, at most
+    ``max_ratio`` times the compressed size past ``ratio_grace``); a member whose CRC or size
+    differs from its header, an encrypted member and an unknown compression are refused.
     """
     lim = limits or current_limits()
     name = source or f"{path.name} (member {info.filename!r})"
@@ -504,6 +544,7 @@ def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, 
         if len(head) != _LOCAL.size or head[:4] != b"PK\x03\x04":
             raise ValueError(f"{name}: the local header is missing or damaged; the archive is corrupt or truncated.")
         fields = _LOCAL.unpack(head)
+        _check_local(fields, info, name)
         fh.seek(fields[10] + fields[11], os.SEEK_CUR)  # file name and extra field
         if info.flag_bits & 0x1:
             raise ValueError(f"{name} is encrypted; evalkit reads unencrypted logs only.")
@@ -512,7 +553,9 @@ def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, 
         budget = _Budget(name, lim)
         parts: list[bytes] = []
         crc = 0
-        for piece in _decompressed(raw, info.compress_type, name):
+        for piece in _decompressed(raw, info.compress_type, name, limit=int(info.file_size) + 1):
+            if budget.out + len(piece) > info.file_size:  # more than the header declares: stop here
+                raise _longer(name, int(info.file_size), budget.out + len(piece))
             budget.add(len(piece), raw.consumed)
             crc = zlib.crc32(piece, crc)
             parts.append(piece)
@@ -524,33 +567,44 @@ def read_zip_member(path: Path, info: Any, *, limits: ReadLimits | None = None, 
     return data
 
 
-def _decompressed(raw: _Raw, method: int, name: str) -> Iterator[bytes]:
+def _longer(name: str, declared: int, got: int) -> ValueError:
+    return ValueError(f"{name}: its data decompress to more than the {declared} bytes its zip header claims (stopped "
+                      f"at {got}); the header lies about the size; the archive is corrupt or was tampered with.")
+
+
+def _decompressed(raw: _Raw, method: int, name: str, *, limit: int) -> Iterator[bytes]:
+    """The member's data, decompressed in pieces; at most ``limit`` bytes in all (the caller refuses a
+    member that reaches it), so a header that lies costs no more than its declared size."""
     if method == _STORED:
-        while chunk := raw.read(_CHUNK):
+        while limit > 0 and (chunk := raw.read(min(_CHUNK, limit))):
+            limit -= len(chunk)
             yield chunk
         return
     if method == _DEFLATED:
         d = zlib.decompressobj(-15)
-        while not d.eof:
+        while not d.eof and limit > 0:
             data = d.unconsumed_tail or raw.read(_CHUNK)
             if not data:
                 raise ValueError(f"{name}: the compressed data ends early; the archive is truncated.")
             try:
-                out = d.decompress(data, _CHUNK)
+                out = d.decompress(data, min(_CHUNK, limit))
             except zlib.error as exc:
                 raise ValueError(f"{name} cannot be decompressed ({exc}); the archive is corrupt.") from None
             if out:
+                limit -= len(out)
                 yield out
         return
     if method == _ZSTD:
         reader = _zstd_reader(raw)
-        while True:
+        while limit > 0:
             try:
-                out = reader.read(_CHUNK)
+                out = reader.read(min(_CHUNK, limit))
             except Exception as exc:  # zstandard.ZstdError and friends
                 raise ValueError(f"{name} cannot be decompressed ({exc}); the archive is corrupt.") from None
             if not out:
                 return
+            limit -= len(out)
             yield out
+        return
     raise ValueError(f"{name} uses zip compression method {method}; evalkit reads stored, deflate and Zstandard "
                      "members (as Inspect writes them).")

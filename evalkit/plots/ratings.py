@@ -9,11 +9,11 @@ best-rated models; the leaderboard draws at most 60 rows.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
+from evalkit._escape import is_column_table
 from evalkit.plots._layout import (
     ANNOTATE_MAX,
     MAX_HEATMAP,
@@ -23,9 +23,19 @@ from evalkit.plots._layout import (
     legend_outside,
     set_tick_labels,
 )
-from evalkit.plots.stats import plot_forest
+from evalkit.plots.stats import ForestRows, draw_forest
 
-__all__ = ["plot_leaderboard", "plot_win_rate_heatmap", "win_rate_block", "NEVER_MET", "SAME_MODEL"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+    from evalkit._escape import ColumnTable
+
+__all__ = ["plot_leaderboard", "plot_win_rate_heatmap", "win_rate_block", "win_rate_values", "NAMED_COLUMNS_MAX", "NEVER_MET", "SAME_MODEL"]
+
+#: Heatmaps of up to this many models name the models on both axes; above it the columns carry the
+#: rows' numbers (rows are labelled "k name"), every 5th: 60 rotated names were a third of the figure's
+#: drawing time, and hard to read at phone width.
+NAMED_COLUMNS_MAX = 20
 
 #: Colour of the pairs that never met (apart from every win rate of the diverging palette).
 NEVER_MET = "#8c8c8c"
@@ -37,6 +47,15 @@ def win_rate_block(counts: Any, players: list[str], *, tie_weight: float = 0.5) 
     """:func:`evalkit.ratings.win_rate_matrix` restricted to ``players`` (rows and columns in
     that order), computed from the pairs among them only: the block a heatmap draws, without
     the full n x n matrix of thousands of models."""
+    import pandas as pd
+
+    mat = win_rate_values(counts, players, tie_weight=tie_weight)
+    return pd.DataFrame(mat, index=pd.Index(players, name="model"), columns=pd.Index(players, name="opponent"))
+
+
+def win_rate_values(counts: Any, players: list[str], *, tie_weight: float = 0.5) -> np.ndarray:
+    """:func:`win_rate_block` as a square array (no pandas): row model against column model,
+    NaN for pairs that never met and on the diagonal."""
     from evalkit.ratings import aggregate
     from evalkit.ratings.counts import PairCounts
 
@@ -54,17 +73,18 @@ def win_rate_block(counts: Any, players: list[str], *, tie_weight: float = 0.5) 
     mat = np.full((len(players), len(players)), np.nan)
     mat[pi[keep], pj[keep]] = rate
     mat[pj[keep], pi[keep]] = 1.0 - rate
-    return pd.DataFrame(mat, index=pd.Index(players, name="model"), columns=pd.Index(players, name="opponent"))
+    return mat
 
 
-def plot_leaderboard(table: pd.DataFrame, *, ax: Any = None, xlabel: str | None = None,
+def plot_leaderboard(table: pd.DataFrame | ColumnTable, *, ax: Any = None, xlabel: str | None = None,
                      max_rows: int = MAX_ROWS, thin_n: int = THIN_N) -> Any:
     """Elo per model with interval whiskers, best model on top.
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        :func:`evalkit.ratings.leaderboard` output (``model, elo, ci_low, ci_high``; ``n``
+    table : pandas.DataFrame or Leaderboard
+        :func:`evalkit.ratings.leaderboard` output, or :func:`evalkit.ratings.leaderboard.leaderboard_columns`'s
+        (numpy columns, no pandas needed) (``model, elo, ci_low, ci_high``; ``n``
         marks thin rows, ``rank_low, rank_high`` go into the labels).
     ax : matplotlib Axes, optional
     xlabel : str, optional
@@ -74,37 +94,67 @@ def plot_leaderboard(table: pd.DataFrame, *, ax: Any = None, xlabel: str | None 
     thin_n : int
         Models with fewer comparisons than this are drawn hollow as *preliminary*.
     """
-    t = table.sort_values("elo", ascending=False, kind="stable").reset_index(drop=True)
-    if {"rank_low", "rank_high"} <= set(t.columns) and t["rank_low"].notna().all():  # simultaneous rank interval
-        t["model"] = [f"{m} [{int(lo)}-{int(hi)}]" for m, lo, hi in
-                      zip(t["model"], t["rank_low"], t["rank_high"], strict=True)]
-    if "n" in t.columns:
-        t["preliminary"] = pd.to_numeric(t["n"], errors="coerce").to_numpy(float) < thin_n
+    cols = _columns(table, ("model", "elo", "ci_low", "ci_high", "n", "rank_low", "rank_high"))
+    elo = np.asarray(cols["elo"], dtype=float)
+    keep = np.flatnonzero(~np.isnan(elo))
+    order = keep[np.argsort(-elo[keep], kind="stable")]  # best first; ties keep the table's order
+    total, top = len(order), order[:max_rows]
+    names = [str(cols["model"][k]) for k in top]
+    low, high = cols.get("rank_low"), cols.get("rank_high")
+    if low is not None and high is not None and _all_numbers(low) and _all_numbers(high):  # simultaneous rank interval
+        names = [f"{m} [{int(low[k])}-{int(high[k])}]" for m, k in zip(names, top, strict=True)]
+    hollow = None
+    if cols.get("n") is not None:
+        hollow = np.array([_number(v) < thin_n for v in cols["n"]], dtype=bool)[top]
+    attrs: dict[str, Any] = getattr(table, "attrs", {})
     if xlabel is None:
-        what = table.attrs.get("interval")
+        what = attrs.get("interval")
         xlabel = f"Elo ({what})" if what else "Elo"
-    ax = plot_forest(t, estimate="elo", label="model", reference=None, highlight=None, xlabel=xlabel, ax=ax,
-                     max_rows=max_rows, hollow="preliminary" if "preliminary" in t.columns else None,
+    rows = ForestRows(names=names, estimate=elo[top], low=np.asarray(cols["ci_low"], dtype=float)[top],
+                      high=np.asarray(cols["ci_high"], dtype=float)[top], hollow=hollow)
+    ax = draw_forest(rows, total=total, reference=None, xlabel=xlabel, ax=ax,
                      hollow_label=f"preliminary (n < {thin_n})", what="models", by="rating")
-    if str(table.attrs.get("parametrisation", "")).startswith("difference with"):
-        ax.set_xlabel(f"{xlabel}\nintervals are for the {table.attrs['parametrisation']}")
+    if str(attrs.get("parametrisation", "")).startswith("difference with"):
+        ax.set_xlabel(f"{xlabel}\nintervals are for the {attrs['parametrisation']}")
     return ax
 
 
+def _columns(table: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """The columns of ``table`` (a DataFrame or a column table such as
+    :class:`evalkit.ratings.Leaderboard`) among ``names``, as sequences."""
+    if is_column_table(table):
+        return {k: table.columns[k] for k in names if k in table.columns}
+    return {k: table[k].to_numpy() for k in names if k in table.columns}
+
+
+def _number(value: Any) -> float:
+    """``value`` as a float, NaN where it is not a number (pandas' ``to_numeric(errors="coerce")``)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _all_numbers(values: Any) -> bool:
+    return len(values) > 0 and not any(np.isnan(_number(v)) for v in values)
+
+
 def plot_win_rate_heatmap(
-    matrix: pd.DataFrame, *, order: list[str] | None = None, ax: Any = None, annot: bool | None = None,
+    matrix: pd.DataFrame | np.ndarray, *, order: list[str] | None = None, ax: Any = None, annot: bool | None = None,
     max_models: int = MAX_HEATMAP, total: int | None = None,
 ) -> Any:
     """Heatmap of pairwise win rates (row model against column model), one image.
 
     Pairs that never met are drawn in a flat grey (:data:`NEVER_MET`), apart from every win rate
     of the diverging palette (white is 0.5), and named in a legend above the plot; the diagonal
-    is light grey.
+    is light grey. Above :data:`NAMED_COLUMNS_MAX` models the rows are labelled "k name" and the
+    columns by the row number k (every 5th).
 
     Parameters
     ----------
-    matrix : pandas.DataFrame
-        :func:`evalkit.ratings.win_rate_matrix` output.
+    matrix : pandas.DataFrame or numpy.ndarray
+        :func:`evalkit.ratings.win_rate_matrix` output, or a square array whose rows and
+        columns are the models of ``order`` in that order (:func:`win_rate_values`).
     order : list of str, optional
         Model order for rows and columns (e.g. the leaderboard's); default as given.
     ax : matplotlib Axes, optional
@@ -122,10 +172,19 @@ def plot_win_rate_heatmap(
 
     from evalkit.plots._figure import subplots
 
-    names = list(order) if order is not None else list(matrix.index)
-    total = max(len(names), total or 0)
-    names = names[:max_models]
-    values = matrix.loc[names, names].to_numpy(dtype=float)  # only the block drawn
+    if isinstance(matrix, np.ndarray):
+        if order is None or matrix.shape != (len(order), len(order)):
+            raise ValueError(f"a win-rate array needs the models' order: {matrix.shape} for "
+                             f"{None if order is None else len(order)} models.")
+        names = list(order)
+        total = max(len(names), total or 0)
+        names = names[:max_models]
+        values = np.asarray(matrix[: len(names), : len(names)], dtype=float)
+    else:
+        names = list(order) if order is not None else list(matrix.index)
+        total = max(len(names), total or 0)
+        names = names[:max_models]
+        values = matrix.loc[names, names].to_numpy(dtype=float)  # only the block drawn
     n = len(names)
     if ax is None:
         side = float(np.clip(0.16 * n + 3.0, 4.5, 12.0))
@@ -151,10 +210,18 @@ def plot_win_rate_heatmap(
                         color="white" if abs(v - 0.5) > 0.3 else "black")
     size = 8 if n <= 40 else 7
     ticks, step = labelled_ticks(n)  # at most MAX_TICK_LABELS per axis
-    ax.set_xticks(ticks)
     ax.set_yticks(ticks)
-    set_tick_labels(ax, "x", [names[i] for i in ticks], rotation=90, fontsize=size)
-    set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=size)
+    numbered = n > NAMED_COLUMNS_MAX
+    if numbered:  # rows "k name", columns by row number k: 13 short labels instead of 60 long rotated names
+        every = 5 * -(-n // 100)
+        columns = sorted({0, *range(every - 1, n, every)})
+        ax.set_xticks(columns)
+        ax.set_xticklabels([str(i + 1) for i in columns], fontsize=size)
+        set_tick_labels(ax, "y", [f"{i + 1}  {names[i]}" for i in ticks], fontsize=size)
+    else:
+        ax.set_xticks(ticks)
+        set_tick_labels(ax, "x", [names[i] for i in ticks], rotation=90, fontsize=size)
+        set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=size)
     ax.tick_params(length=2)
     bar = ax.figure.colorbar(im, ax=ax, fraction=0.04, pad=0.02)
     bar.set_label("win rate of row vs column (ties = 1/2)", fontsize=8)
@@ -165,6 +232,6 @@ def plot_win_rate_heatmap(
     shown = f" (the {n} best-rated of {total} models; all in the tables)" if total > n else ""
     if step > 1:
         shown += f"; every {step}th model labelled"
-    ax.set_xlabel("opponent" + shown, fontsize=8)
+    ax.set_xlabel(("opponent, by row number" if numbered else "opponent") + shown, fontsize=8)
     ax.set_ylabel("model", fontsize=8)
     return ax

@@ -5,10 +5,10 @@ matplotlib lazily.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from evalkit._format import format_p
 from evalkit.plots._layout import (
@@ -19,7 +19,10 @@ from evalkit.plots._layout import (
     short_label,
 )
 
-__all__ = ["plot_forest", "plot_trial_means", "plot_task_differences"]
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+
+__all__ = ["plot_forest", "plot_trial_means", "plot_task_differences", "ForestRows", "draw_forest"]
 
 
 def _ax(ax: Any, size: tuple[float, float]) -> Any:
@@ -62,13 +65,38 @@ def plot_forest(
     total = len(t)
     t = t.head(max_rows)
     names = (t[label].astype(str) if label else t["a"].astype(str) + " − " + t["b"].astype(str)).tolist()
-    ax = _ax(ax, (6.5, max(2.2, 0.26 * len(t) + 1.2)))
-    y = np.arange(len(t))[::-1]
-    est = t[estimate].to_numpy(float)
-    lo, hi = t[low].to_numpy(float), t[high].to_numpy(float)
-    hot = t[highlight].fillna(False).to_numpy(bool) if highlight and highlight in t else np.zeros(len(t), bool)
-    empty = t[hollow].fillna(False).to_numpy(bool) if hollow and hollow in t else np.zeros(len(t), bool)
-    legend = bool(highlight and highlight in t and hot.any()) or bool(empty.any())
+    rows = ForestRows(names=names, estimate=t[estimate].to_numpy(float), low=t[low].to_numpy(float),
+                      high=t[high].to_numpy(float),
+                      highlight=t[highlight].fillna(False).to_numpy(bool) if highlight and highlight in t else None,
+                      hollow=t[hollow].fillna(False).to_numpy(bool) if hollow and hollow in t else None)
+    return draw_forest(rows, total=total, reference=reference, xlabel=xlabel, ax=ax, hollow_label=hollow_label,
+                       what=what, by=by)
+
+
+@dataclass(frozen=True)
+class ForestRows:
+    """The rows a forest plot draws, top first, as arrays (``highlight`` / ``hollow``: boolean
+    masks, or None for none)."""
+
+    names: list[str]
+    estimate: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    highlight: np.ndarray | None = None
+    hollow: np.ndarray | None = None
+
+
+def draw_forest(rows: ForestRows, *, total: int, reference: float | None = 0.0, xlabel: str = "", ax: Any = None,
+                hollow_label: str = "", what: str = "rows", by: str = "order") -> Any:
+    """:func:`plot_forest` on arrays (no pandas): every row of ``rows``, of ``total`` in the data."""
+    n = len(rows.names)
+    ax = _ax(ax, (6.5, max(2.2, 0.26 * n + 1.2)))
+    y = np.arange(n)[::-1]
+    est, lo, hi = rows.estimate, rows.low, rows.high
+    hot = rows.highlight if rows.highlight is not None else np.zeros(n, bool)
+    empty = rows.hollow if rows.hollow is not None else np.zeros(n, bool)
+    tagged = rows.highlight is not None and bool(hot.any())
+    legend = tagged or bool(empty.any())
     for mask, colour, name in ((~hot, "#4c72b0", "not significant"), (hot, "#c44e52", "significant (adjusted)")):
         if not mask.any():
             continue
@@ -76,24 +104,26 @@ def plot_forest(
         ax.hlines(y[mask], lo[mask], hi[mask], color=colour, lw=1.2)
         ax.plot(np.r_[lo[mask], hi[mask]], np.r_[y[mask], y[mask]], "|", color=colour, ms=5)
         full, thin = mask & ~empty, mask & empty
-        tag = name if highlight and highlight in t and hot.any() else None
+        tag = name if tagged else None
         if full.any():
             ax.plot(est[full], y[full], "o", ms=4, color=colour, label=tag)
         if thin.any():
             ax.plot(est[thin], y[thin], "o", ms=4, mfc="white", color=colour, label=hollow_label or None)
     if reference is not None:
         ax.axvline(reference, color="grey", lw=0.8, ls="--")
-    ticks, step = labelled_ticks(len(t))  # at most MAX_TICK_LABELS rows labelled
+    ticks, step = labelled_ticks(n)  # at most MAX_TICK_LABELS rows labelled
     ax.set_yticks(y[ticks])
-    set_tick_labels(ax, "y", [names[i] for i in ticks], fontsize=7)
-    ax.set_ylim(-0.7, len(t) - 0.3)
+    set_tick_labels(ax, "y", [rows.names[i] for i in ticks], fontsize=7)
+    ax.set_ylim(-0.7, n - 0.3)
     ax.set_xlabel(xlabel, fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
-    notes = [f"the first {len(t)} of {total} {what} by {by}; all are in the table"] if total > len(t) else []
+    notes = [f"the first {n} of {total} {what} by {by}; all are in the table"] if total > n else []
     if step > 1:
         notes.append(f"every {step}th row labelled")
     if notes:
-        ax.set_title("; ".join(notes), fontsize=8)
+        # y given: matplotlib then skips placing the title above the top tick labels (there are none),
+        # a pass over every tick label's extent
+        ax.set_title("; ".join(notes), fontsize=8, y=1.0)
     if legend:
         legend_outside(ax, where="right")
     return ax

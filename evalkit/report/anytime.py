@@ -80,7 +80,7 @@ def sequential_section(ctx: ReportContext) -> Section | None:
                      "power": res.plan.get("power"), "n_fixed_equal_power": res.plan.get("n_fixed"),
                      "tasks_saved": (res.plan["n_fixed"] - res.settled_at) if res.plan.get("n_fixed") and
                      res.settled_at else None, "trend_pvalue": res.trend_pvalue})
-        text = res.statement().replace("b > a", f"{b} > {a}").replace("b < a", f"{b} < {a}")
+        text = res.statement().replace("b > a", f"{plain(b)} > {plain(a)}").replace("b < a", f"{plain(b)} < {plain(a)}")
         lines.append(f"{plain(b)} - {plain(a)}: {text}")
         if order == "file" and res.trend_pvalue < 0.05:
             lines.append(f"{plain(b)} - {plain(a)}: the differences drift along the file order (Spearman trend "

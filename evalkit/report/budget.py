@@ -80,7 +80,7 @@ def curves_section(ctx: ReportContext) -> Section | None:
         k = allocate_sessions(r["budget"], inf.b_inf) if np.isfinite(inf.b_inf) and inf.b_inf > 0 else None
         rows.append({"system": system, "status": inf.status, "b_inf": inf.b_inf, "ci_low": inf.ci_low,
                      "ci_high": inf.ci_high, "K at B": k, "note": inf.note})
-    ties = ", ".join(f"{k}: {v:.0%}" for k, v in r["self_elo"].tie_share.items())
+    ties = ", ".join(f"{plain(k)}: {v:.0%}" for k, v in r["self_elo"].tie_share.items())  # names: plain text
     failed = r["self_elo"].n_failed + (joint.n_failed if joint is not None else 0)
     blocks: list[Block] = [
         Text("A player is a (system, budget checkpoint) on a geometric grid; players meet only within a task "

@@ -52,14 +52,15 @@ def runs_section(ctx: ReportContext) -> Section | None:
     if read.get("unscored"):
         items.append(f"{len(read['unscored'])} session(s) without a score left out "
                      f"({list_ids(read['unscored'], limit=3, sep='; ')})")
-    items.extend(str(n) for n in read.get("notes") or [])
+    items.extend(plain(str(n)) for n in read.get("notes") or [])
     per = o.groupby("system", sort=False).agg(tasks=("task", "nunique"), runs=("session", "nunique"),
                                               outcomes=("score", "size"), mean=("score", "mean")).reset_index()
     all_tasks = set(o["task"])
     for system, tasks in o.groupby("system", sort=False)["task"]:
         missing = sorted(all_tasks - set(tasks))
         if missing:
-            items.append(f"{system} has no run of {len(missing)} task(s) another system ran: {list_ids(missing)}")
+            items.append(f"{plain(system)} has no run of {len(missing)} task(s) another system ran: "
+                         f"{plain(list_ids(missing))}")
     if not any("no run of" in i for i in items) and o["system"].nunique() > 1:
         items.append(f"every system ran the same {len(all_tasks)} tasks")
     return Section("Runs compared", (
@@ -127,7 +128,7 @@ def reliability_section(ctx: ReportContext) -> Section | None:
         rel = reliability(o, ks=p.get("ks"), threshold=p.get("threshold"), noise=p.get("noise", 0.05),
                           alpha=p.get("alpha", 0.05), confidence_level=p.get("confidence_level", 0.95))
     except ValueError as exc:
-        return Section("Reliability across runs", (Text(f"Not computed: {exc}"),))
+        return Section("Reliability across runs", (Text(f"Not computed: {plain(str(exc))}"),))
     ctx.results["reliability"] = rel
     if rel.counts["n"].max() < 2:
         return Section("Reliability across runs", (Text(
@@ -153,9 +154,9 @@ def reliability_section(ctx: ReportContext) -> Section | None:
     lines = []
     for r in table_rows(v):
         if getattr(r, "note", ""):
-            lines.append(f"{r.system}: {r.note}.")
+            lines.append(f"{plain(r.system)}: {plain(r.note)}.")
             continue
-        lines.append(f"{r.system}: {r.icc:.0%} of the outcome variance is task-to-task, {1 - r.icc:.0%} run-to-run "
+        lines.append(f"{plain(r.system)}: {r.icc:.0%} of the outcome variance is task-to-task, {1 - r.icc:.0%} run-to-run "
                      f"(F = {r.F:.3g}, p = {format_p(r.pvalue)} against pure binomial noise). SE of the mean {r.se_mean:.3g}; "
                      f"twice the tasks -> {r.se_2x_tasks:.3g}, twice the runs -> {r.se_2x_runs:.3g}: per run spent, "
                      f"new tasks buy {r.tasks_vs_runs:.3g}x the precision of more runs of the same tasks.")

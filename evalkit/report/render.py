@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._escape import (
+    distinct_labels,
     html_text,
     label,
     markdown_line_start,
@@ -109,6 +110,9 @@ def formatted(table: Table) -> pd.DataFrame:
     specs = table.formats or {}
     out = {str(c): format_column(str(c), frame[c], floatfmt=table.floatfmt, elo_table=elo, spec=specs.get(str(c)))
            for c in frame.columns}
+    for c in frame.columns:  # names that look alike: told apart by their code points, with a warning
+        if not pd.api.types.is_numeric_dtype(frame[c]):
+            out[str(c)] = distinct_labels(out[str(c)], what=f"values of column {label(str(c))!r}") or out[str(c)]
     return pd.DataFrame(out, columns=[str(c) for c in frame.columns], dtype=object)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalkit.report.document import Block, ReportContext, Section, Table, Text
+from evalkit.report.document import Block, ReportContext, Section, Table, Text, plain
 
 __all__ = ["DIFF_LABEL", "labelled_pairs", "oriented_pairs", "per_task_table", "per_task_section", "score_section",
            "TASK_SECTIONS"]
@@ -137,7 +137,7 @@ def score_section(ctx: ReportContext) -> Section | None:
         res = score_runs(o, cluster=p.get("cluster"), confidence_level=p.get("confidence_level", 0.95),
                          threshold=p.get("threshold"))
     except ValueError as exc:
-        return Section("Each system alone", (Text(f"Not computed: {exc}"),))
+        return Section("Each system alone", (Text(f"Not computed: {plain(str(exc))}"),))
     order = _order(ctx, o)
     table = res.table.set_index("system").reindex(order).reset_index()
     ctx.results["scores_alone"] = res
