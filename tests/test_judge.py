@@ -116,18 +116,22 @@ def test_mockllm_route_gives_the_same_verdicts(tmp_path):
 
 
 _HANGING_JUDGE = """
-import hashlib, os, time
+import fcntl, hashlib, os, time
 from evalkit.judge.planted import PlantedJudge
 J = PlantedJudge(rng=2)
 CALLS = os.environ["JUDGE_CALLS"]
 STOP_AFTER = int(os.environ.get("JUDGE_STOP_AFTER", "0"))
 def judge(prompt):
     if STOP_AFTER:
-        with open(CALLS + ".started", "a") as fh:
+        with open(CALLS + ".started", "a+") as fh:  # count and append under one lock: calls run concurrently,
+            fcntl.flock(fh, fcntl.LOCK_EX)          # and two appends before either count let only 39 through
+            fh.seek(0)
+            n = sum(1 for _ in fh) + 1
             fh.write("x\\n")
-        with open(CALLS + ".started") as fh:
-            if sum(1 for _ in fh) > STOP_AFTER:
-                time.sleep(600)  # hangs until killed: never returns, never logged
+            fh.flush()
+            fcntl.flock(fh, fcntl.LOCK_UN)
+        if n > STOP_AFTER:
+            time.sleep(600)  # hangs until killed: never returns, never logged
     answer = J(prompt)
     with open(CALLS, "a") as fh:
         fh.write(hashlib.sha256(prompt.encode()).hexdigest() + "\\n")
