@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,13 @@ def _texts(values: Any, raw: bool) -> list[Any]:
     return cells
 
 
+def nul_escapechar(has_nul: bool) -> str | None:
+    """Extra writer options for a table with a NUL in a cell: Python 3.10's csv module refuses to
+    write one ("need to escape, but no escapechar set") unless an escape character is set, and with
+    one it writes the NUL as is, as 3.11 and later do without (so the bytes are the same)."""
+    return "\\" if has_nul and sys.version_info < (3, 11) else None
+
+
 def columns_csv(table: ColumnTable, *, raw: bool = False) -> str:
     """``table`` as CSV text (see the module's docstring for the rules)."""
     names = list(table.columns)
@@ -48,7 +56,8 @@ def columns_csv(table: ColumnTable, *, raw: bool = False) -> str:
     cols = [_texts(table.columns[c], raw) for c in names]
     crlf = any(isinstance(v, str) and "\r" in v for col in cols for v in col)
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\r\n" if crlf else "\n")
+    nul = any(isinstance(v, str) and "\0" in v for col in [header, *cols] for v in col)
+    writer = csv.writer(buf, lineterminator="\r\n" if crlf else "\n", escapechar=nul_escapechar(nul))
     writer.writerow(header)
     writer.writerows(zip(*cols, strict=True))
     return buf.getvalue()

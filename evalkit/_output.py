@@ -373,7 +373,13 @@ def write_csv(frame: pd.DataFrame | ColumnTable, path: str | os.PathLike[str], *
     crlf = any(isinstance(c, str) and "\r" in c for c in data.columns) or any(  # a header cell too
         data[c].map(lambda v: isinstance(v, str) and "\r" in v).any()
         for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
-    (data if raw else neutralize_frame(data)).to_csv(path, index=False, lineterminator="\r\n" if crlf else "\n")
+    from evalkit._csv import nul_escapechar
+
+    nul = any(isinstance(c, str) and "\0" in c for c in data.columns) or any(
+        data[c].map(lambda v: isinstance(v, str) and "\0" in v).any()
+        for c in data.columns if data[c].dtype == object or str(data[c].dtype) in ("string", "str"))
+    (data if raw else neutralize_frame(data)).to_csv(path, index=False, lineterminator="\r\n" if crlf else "\n",
+                                                     escapechar=nul_escapechar(nul))
     return path
 
 

@@ -86,8 +86,10 @@ def _terminal_clean(text: str) -> None:
 
 def _comparisons_csv(names: list[str], n: int = 3) -> bytes:
     """A valid left,right,winner table among ``names`` (everyone wins and loses once: ratings exist)."""
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    from evalkit._csv import nul_escapechar
+
+    buf = io.StringIO()  # Python 3.10's csv writes a NUL only with an escape character
+    w = csv.writer(buf, lineterminator="\n", escapechar=nul_escapechar(any("\0" in n for n in names)))
     w.writerow(["model_a", "model_b", "winner"])
     for _ in range(n):
         for i, a in enumerate(names):
@@ -403,8 +405,15 @@ def _html_clean(page: str) -> None:
             assert not value.lower().startswith(("javascript:", "data:", "http:", "https:", "//")), value
 
 
+def _csv_rows(data: str) -> list[list[str]]:
+    """The CSV's rows; Python 3.10's csv reader refuses a NUL ("line contains NUL"; 3.11 reads it), so
+    NULs are read as a private-use stand-in and put back."""
+    rows = csv.reader(io.StringIO(data.replace("\0", "\ue000")))
+    return [[c.replace("\ue000", "\0") for c in r] for r in rows]
+
+
 def _csv_clean(data: str, n_rows: int | None = None) -> None:
-    rows = list(csv.reader(io.StringIO(data)))
+    rows = _csv_rows(data)
     if n_rows is not None:
         assert len(rows) == n_rows, rows
     for row in rows:

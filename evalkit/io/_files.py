@@ -159,13 +159,25 @@ def _from_jsonl(path: Path, text: str) -> pd.DataFrame:
     return frame
 
 
+def csv_header(first: str, sep: str, where: object) -> list[str]:
+    """The cells of a CSV header line. Python 3.10's csv reader refuses a NUL ("line contains NUL";
+    3.11 reads it): there the NULs are read as a private-use stand-in and put back."""
+    try:
+        return next(csv.reader([first], delimiter=sep), [])
+    except csv.Error:
+        if "\0" not in first or "\ue000" in first:
+            raise ValueError(f"{where}: line 1 (the header) could not be read as CSV: {first[:200]!r}.") from None
+        cells = next(csv.reader([first.replace("\0", "\ue000")], delimiter=sep), [])
+        return [c.replace("\ue000", "\0") for c in cells]
+
+
 def _from_csv(path: Path, data: bytes, encoding: str | None = None) -> pd.DataFrame:
     suffixes = [x.lower() for x in path.suffixes]
     sep = "\t" if {".tsv", ".tab"} & set(suffixes) else ","
     text = decode_text(path, data, encoding)
     found = re.match(r"[^\r\n]*", text)  # always matches (possibly empty)
     first = found.group() if found else ""  # the header line, whatever ends it (old Mac files: \r)
-    header = next(csv.reader([first], delimiter=sep), [])
+    header = csv_header(first, sep, path)
     check_columns(len(header), str(path))
     check_unique_columns(path, [h.strip() for h in header])
     try:
