@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -11,7 +10,6 @@ matplotlib.use("Agg")
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from evalkit.cli import main
 from evalkit.io import read_comparisons
@@ -112,10 +110,6 @@ def test_rate_cluster_changes_intervals_not_ratings(tmp_path, capsys):
     assert not np.allclose(item["ci_high"] - item["ci_low"], plain["ci_high"] - plain["ci_low"])
 
 
-@pytest.mark.xfail(sys.version_info < (3, 11), strict=False,
-                   reason="known, not fixed: on CI's 3.10 lower-bounds job (pandas 2.0, DuckDB 1.1) one rank_high of "
-                          "the --cluster item table differs by 1 between the engines inside pytest (51 vs 52), though "
-                          "the same commands outside pytest print identical tables; see the closing note")
 def test_rate_and_summary_give_the_same_tables_on_every_engine(tmp_path, capsys):
     llmfao = Path(__file__).parent / "data" / "llmfao" / "crowd-comparisons.csv"
     outs = []

@@ -187,8 +187,13 @@ def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int =
     with a finite ``df`` from the multivariate t with ``df`` degrees of freedom (a cluster-robust
     covariance over ``G`` clusters: ``df = G - 1``, as its Wald intervals).
 
-    ``cov`` may be singular (centred ratings): draws use its eigen-decomposition, negative
-    round-off eigenvalues set to 0.
+    ``cov`` may be singular (centred ratings; a cluster-robust covariance over ``G < n`` clusters
+    has rank ``G - 1``): draws use its symmetric square root ``V sqrt(W) V'``, eigenvalues at
+    round-off level (below ``n * eps * max(W)``, the rank tolerance of ``numpy.linalg.matrix_rank``)
+    set to 0. Unlike the factor ``V sqrt(W)``, whose eigenvectors LAPACK may return with other signs,
+    or another basis of a repeated eigenvalue, when ``cov`` changes in its last bits, this root is
+    unique: covariances that differ by round-off (the same fit summed in another order, by another
+    engine) give draws that differ by round-off, not other draws.
 
     ``differences_only=True`` (for statistics of differences only, such as rank intervals), from
     :data:`CHOLESKY_MIN_PLAYERS` players: the draws come from the Cholesky factor of
@@ -209,7 +214,8 @@ def gaussian_replicates(estimate: np.ndarray, cov: np.ndarray, *, n_draws: int =
             factor = None
     if factor is None:
         w, v = np.linalg.eigh(sym)
-        factor = v * np.sqrt(np.clip(w, 0.0, None))
+        tol = n * np.finfo(float).eps * max(float(w.max(initial=0.0)), 0.0)
+        factor = (v * np.sqrt(np.where(w > tol, w, 0.0))) @ v.T
     z = gen.standard_normal((n_draws, n))
     if np.isfinite(df):
         z /= np.sqrt(gen.chisquare(df, size=(n_draws, 1)) / df)
