@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import pandas as pd
 import pytest
 from dask_cluster import dask_client  # noqa: F401 (fixture)
 
@@ -38,16 +37,25 @@ def test_malformed_json_line(tmp_path, read):
     assert "Each line of a JSON Lines file must be one JSON object" in str(exc.value)
 
 
-def test_json_line_that_is_not_an_object(tmp_path, read, request):
-    if request.node.callspec.params.get("read") == "dask" and pd.__version__.startswith("2.0."):
-        # Known, not fixed (found at the end of a session, see the closing note): with pandas 2.0 (the declared
-        # lower bound, CI's 3.10 job) Dask's read_json raises AttributeError on this file, which evalkit reports as
-        # a cluster failure (exit 2, one line) instead of the located "line 2 is a JSON list" error.
-        request.applymarker(pytest.mark.xfail(strict=True, reason="pandas 2.0 + Dask: AttributeError, not located"))
+def test_json_line_that_is_not_an_object(tmp_path, read):
     good = json.dumps({"model_a": "x", "model_b": "y", "winner": "model_a"})
     path = write(tmp_path, "b.jsonl", f"{good}\n[1, 2]\n")
     with pytest.raises(ValueError, match=r"b\.jsonl: line 2 is a JSON list, not an object"):
         read(path)
+
+
+@pytest.mark.parametrize("line", ["[1, 2]", "5", '"x"', "null"])
+def test_dask_reads_a_json_line_that_is_not_an_object_as_a_data_error(line):
+    # pandas 2.0 raises AttributeError ('list' object has no attribute 'keys'), later pandas TypeError:
+    # on the workers too, it must be an error of the data (the pandas reader then locates the line),
+    # never a failure of the cluster
+    import io
+
+    from evalkit.engine._dask import _DATA_ERRORS, read_json_part
+
+    good = json.dumps({"model_a": "x", "model_b": "y", "winner": "model_a"})
+    with pytest.raises(_DATA_ERRORS):
+        read_json_part(io.StringIO(f"{good}\n{line}\n"), orient="records", lines=True)
 
 
 def test_malformed_json_list(tmp_path, read):

@@ -39,6 +39,20 @@ def _kind(path: str) -> str:
     return "csv"
 
 
+def read_json_part(*args: Any, **kwargs: Any) -> pd.DataFrame:
+    """``pandas.read_json``, as Dask's ``engine=`` for JSON Lines (on the client for the meta, on the
+    workers for the partitions). A line that is not an object (``[1, 2]``, ``5``) is a TypeError of
+    the data in pandas >= 2.1; pandas 2.0 (the lower bound) raises ``AttributeError: 'list' object has
+    no attribute 'keys'``, which would pass for a failure of the cluster. It is raised as a TypeError,
+    so that the pandas reader locates the line, as for every other error of the data."""
+    try:
+        return pd.read_json(*args, **kwargs)
+    except AttributeError as exc:
+        if "has no attribute 'keys'" not in str(exc):
+            raise
+        raise TypeError(f"a JSON record is not an object ({exc})") from exc
+
+
 def _frame(path: str):
     import dask.dataframe as dd
 
@@ -47,7 +61,8 @@ def _frame(path: str):
         return dd.read_parquet(path, split_row_groups=True), kind
     comp = "gzip" if path.endswith(".gz") else None
     if kind == "jsonl":
-        return dd.read_json(path, lines=True, blocksize=None if comp else 2**26, compression=comp), kind
+        return dd.read_json(path, lines=True, blocksize=None if comp else 2**26, compression=comp,
+                            engine=read_json_part), kind
     sep = "\t" if path.lower().removesuffix(".gz").endswith((".tsv", ".tab")) else ","
     return dd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=_CSV_NA,
                        blocksize=None if comp else 2**26, compression=comp), kind
