@@ -114,17 +114,23 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.cli.judging import diagnostic_rows, print_warnings, rate_variant
 
     variant = bool(args.adjust_position) or args.by is not None or bool(args.style or args.style_diff)
-    print_warnings(counts, report.format, args)
     if variant:
+        print_warnings(counts, report.format, args)
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
-    table = leaderboard_columns(  # numpy columns: pandas only where the data need it
-        counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
-        interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
-        n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
-        rng=args.rng, progress=ui.progress,
-    )
+    try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
+        table = leaderboard_columns(  # numpy columns: pandas only where the data need it
+            counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+            interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
+            n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
+            rng=args.rng, progress=ui.progress,
+        )
+    except ValueError:  # e.g. no maximum-likelihood estimate: the warnings still come before the error
+        ui.close_bar()
+        print_warnings(counts, report.format, args)
+        raise
     ui.close_bar()
+    print_warnings(counts, report.format, args)
     attrs = table.attrs
     from evalkit.report.findings import leaderboard_findings
     from evalkit.report.headline import Headline
