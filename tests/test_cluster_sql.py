@@ -144,8 +144,11 @@ def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeyp
     new = fit.covariance("sandwich", frame=sql, cluster="item")
     old = fit.covariance("sandwich", frame=cells.cells, cluster="item")
     np.testing.assert_allclose(new, old, rtol=0, atol=1e-13 * np.abs(old).max())
-    # the unit sums kept from the meat's pass are those of a pass of their own
+    # the unit sums kept from the meat's pass (one GROUP BY for both, when S is dense) are those of a
+    # pass of their own; and the meat after them (no units wanted then) is the same meat
     kept = sql.unit_sums()
     again, _ = aggregate_comparisons(path, cluster="item")
     assert again.unit_sums() == pytest.approx(kept, rel=1e-12)
+    after = fit.covariance("sandwich", frame=again, cluster="item")
+    np.testing.assert_allclose(after, old, rtol=0, atol=1e-13 * np.abs(old).max())
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")

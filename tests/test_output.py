@@ -328,6 +328,9 @@ def test_ctrl_c_inside_the_import_machinery_is_sent_again_not_dropped():
 _AT_IMPORT = """
 import os, runpy, signal, sys
 SIG, MODULE, SENT = getattr(signal, sys.argv[1]), sys.argv[2], [False]
+# Ctrl-C as in a terminal: a job that a non-interactive shell started with `&` inherits SIGINT ignored,
+# and Python then installs no KeyboardInterrupt handler (the test would pass or fail by how it was run)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 def hook(event, args):  # the signal arrives as Python imports MODULE, while evalkit starts up
     if event == "import" and args[0] == MODULE and not SENT[0]:
