@@ -130,4 +130,8 @@ def test_dask_engine_without_the_extra_is_one_line(tmp_path, capsys, monkeypatch
     llmfao = Path(__file__).parent / "data" / "llmfao" / "crowd-comparisons.csv"
     assert main(["rate", str(llmfao), "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "pip install 'evalkit[dask]'" in err[0]
+    # the first import of dask may warn about the installed pyarrow (pyarrow 14.0.0 on the lower bounds):
+    # a warning line of its own, shown once per process; the error is one line, with no traceback
+    errors = [line for line in err if not line.startswith("evalkit rate: warning:")]
+    assert len(errors) == 1 and "pip install 'evalkit[dask]'" in errors[0]
+    assert not any("Traceback" in line for line in err)

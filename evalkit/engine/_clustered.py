@@ -227,7 +227,10 @@ def _meat_on(con: Any, coded: str, table: dict[str, np.ndarray], n_cols: int) ->
                        f"unnest([{', '.join(vals)}]) AS v FROM ({sql})) GROUP BY gid, p", "numpy")
         return gram(coo_matrix((got["v"], (got["gid"], got["p"])), shape=(n_g, n_cols)).tocsr())
     scores = np.zeros(n_g * n_cols)
-    for batch in con.sql(sql).fetch_arrow_reader(1_000_000):
+    rel = con.sql(sql)
+    # to_arrow_reader where DuckDB has it (2.0 deprecates fetch_arrow_reader), fetch_arrow_reader before
+    reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader
+    for batch in reader(1_000_000):
         gid = batch.column(0).to_numpy().astype(np.int64) * n_cols
         wu = np.nan_to_num(batch.column(3).to_numpy(zero_copy_only=False))  # a missing weight adds nothing
         # np.add.at, not np.bincount(minlength=S.size): its cost is the batch's, not S's (numpy >= 1.25)

@@ -163,6 +163,8 @@ def run(con: Any, sql: str, fetch: str) -> Any:
 
     try:
         rel = con.sql(sql)
+        if rel is None:  # a statement without a result (CREATE ...): DuckDB < 1.2 returns no relation
+            return {} if fetch == "numpy" else []
         return {k: _plain(v) for k, v in rel.fetchnumpy().items()} if fetch == "numpy" else rel.fetchall()
     except duckdb.InterruptException as exc:
         raise KeyboardInterrupt from exc
