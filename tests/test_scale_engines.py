@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pandas as pd
@@ -367,3 +368,27 @@ def test_duckdb_out_of_memory_is_one_line_not_a_fallback(tmp_path, monkeypatch, 
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert "out of memory" in err and "v.csv" in err and "internal error" not in err
+
+
+def test_spill_directory_exists_only_while_duckdb_spills(tmp_path):
+    """configure() names a private spill directory but does not create it: DuckDB makes it when an operator
+    spills and removes it when the connection closes, so a process that ends by os._exit (a process pool's or
+    Dask's workers) leaves nothing behind (it left one empty directory per connection in /tmp before). The
+    query runs over 2 s, where DuckDB's progress bar (off: it wrote to stdout, a pipe too) would show."""
+    import subprocess
+    import sys
+
+    code = ("import os, duckdb\nfrom evalkit.engine._duckdb import configure\ncon = duckdb.connect()\n"
+            "configure(con)\nprint(con.execute(\"SELECT current_setting('temp_directory')\").fetchone()[0])\n"
+            "assert con.execute(\"SELECT current_setting('enable_progress_bar')\").fetchone()[0] is False\n"
+            "con.execute(\"SET memory_limit = '300MB'\")\ncon.execute('SET threads = 1')\n"
+            "con.sql('SELECT count(*) FROM (SELECT i, sum(i) FROM range(40000000) t(i) GROUP BY i)').fetchall()\n"
+            "print(os.path.isdir(current := con.execute(\"SELECT current_setting('temp_directory')\").fetchone()[0]))\n"
+            "con.close()\nprint(os.path.isdir(current))\n"
+            "con = duckdb.connect()\nconfigure(con)\n"
+            "print(con.execute(\"SELECT current_setting('temp_directory')\").fetchone()[0])\nos._exit(0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    spilled, during, after, unused = out
+    assert os.path.basename(spilled).startswith("evalkit-duckdb-")
+    assert during == "True" and after == "False"  # made by the spill, removed by close()
+    assert not os.path.exists(unused)  # never spilled, ended without atexit: nothing left

@@ -132,8 +132,11 @@ def relation(path: Path, head: bytes) -> str | None:
 def configure(con: Any, *, share: float = 0.2) -> None:
     """Bound DuckDB's memory and let it spill: under an address-space limit (``ulimit -v``, which
     DuckDB does not see) ``memory_limit`` is ``share`` (20 %) of it, and operators that exceed it spill to a
-    private temporary directory (removed when the process exits)."""
+    private temporary directory (created by DuckDB only if it spills, removed when the
+    connection closes or the process exits). DuckDB's own progress bar is off."""
     import atexit
+    import os
+    import secrets
     import shutil
     import tempfile
 
@@ -144,9 +147,15 @@ def configure(con: Any, *, share: float = 0.2) -> None:
     else:
         soft = resource.getrlimit(resource.RLIMIT_AS)[0]
         soft = -1 if soft == resource.RLIM_INFINITY else soft
+    # DuckDB's progress bar writes to stdout (a pipe too) for queries over 2 s: it would corrupt --json
+    # and --format csv output; the CLI shows its own progress on stderr
+    con.execute("SET enable_progress_bar = false")
     if soft > 0:
         con.execute(f"SET memory_limit = '{max(64, int(soft * share) // 2**20)}MB'")
-    tmp = tempfile.mkdtemp(prefix="evalkit-duckdb-")
+    # a fresh, unguessable path, not a directory: DuckDB creates it only when an operator spills and
+    # removes it when the connection closes (1.1 and 2.0), so a process that never spills leaves
+    # nothing, even one that ends without atexit (a process pool's or Dask's workers, os._exit)
+    tmp = os.path.join(tempfile.gettempdir(), f"evalkit-duckdb-{os.getpid()}-{secrets.token_hex(8)}")
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     con.execute("SET temp_directory = '" + tmp.replace("'", "''") + "'")
 
