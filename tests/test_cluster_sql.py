@@ -152,3 +152,39 @@ def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeyp
     after = fit.covariance("sandwich", frame=again, cluster="item")
     np.testing.assert_allclose(after, old, rtol=0, atol=1e-13 * np.abs(old).max())
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")
+
+
+@pytest.mark.parametrize(("ids", "direct"), [("int", True), ("negative", True), ("above-int64", True),
+                                              ("sparse-int", False), ("text", False)])
+def test_integer_ids_index_s_directly_or_by_their_table(tmp_path, ids, direct):
+    """Nearly dense integer ids (however offset, UBIGINT above 2^63 too) are their own row of S, less
+    the smallest (no table of ids, no join); sparse integers and text go through the table of the
+    distinct ids. Either way: the per-cluster cells' sandwich and the units' sums of a pass of their
+    own (the three-key GROUP BY they replaced, run here on the file)."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "arena.parquet"
+    frame = _arena(path, n=2500, items=90, seed=11, left_bias=0.3)
+    q = frame["question_id"].to_numpy()
+    col = {"int": pa.array(q), "negative": pa.array(q - 50), "sparse-int": pa.array(q * 10**12 + 5),
+           "above-int64": pa.array(q.astype(np.uint64) + np.uint64(2**63), pa.uint64()),
+           "text": pa.array(["q" + str(v) for v in q])}[ids]
+    table = pa.Table.from_pandas(frame.drop(columns="question_id"), preserve_index=False)
+    pq.write_table(table.append_column("question_id", col), path)
+    sql, _ = aggregate_comparisons(path, cluster="item")
+    assert (sql._span is not None) == direct
+    cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
+    fit = fit_bt(aggregate(cells), ties="davidson")
+    new = fit.covariance("sandwich", frame=sql, cluster="item")
+    old = fit.covariance("sandwich", frame=cells.cells, cluster="item")
+    np.testing.assert_allclose(new, old, rtol=0, atol=1e-13 * np.abs(old).max())
+    # the units as the former query summed them: three keys, on the ids as text
+    ref = duckdb.sql(
+        "SELECT count(*), max(s0), sum((s1 - 0.5 * s0) * (s1 - 0.5 * s0)) FROM (SELECT "
+        "sum(CASE WHEN winner = 'model_a' THEN 1 ELSE 0 END) AS s1, count(*) AS s0 "
+        f"FROM read_parquet('{path}') WHERE winner IN ('model_a', 'model_b') AND model_a <> model_b "
+        "GROUP BY CAST(question_id AS VARCHAR), least(model_a, model_b), greatest(model_a, model_b))").fetchall()[0]
+    assert sql.unit_sums() == (ref[0], float(ref[1]), pytest.approx(float(ref[2]), rel=1e-15))
+    assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")

@@ -10,13 +10,15 @@ player_b, outcome, cluster)`` are about as many as the rows; fetching them into 
   of cluster ``g`` to player ``p``'s coordinate (``w * u`` to ``player_a``'s, ``-w * u`` to
   ``player_b``'s, ``u`` depending only on the pair and the outcome at the fitted strengths).
   :meth:`SqlClusterCounts.cluster_meat` sends the ``u`` of each collapsed cell to DuckDB, which
-  reads the file once more as integer codes (players and clusters joined to small tables) and
-  joins each row to its cell's ``u`` on those codes; the rows stream in batches into a dense
-  ``S`` (``np.add.at``), or, for a large ``S``, DuckDB sums its non-zeros: memory of the size of
-  ``S``, not of the rows. The same connection sums the position test's comparison units
-  (:meth:`SqlClusterCounts.unit_sums`), so one process start serves both;
-- ``G`` (the number of clusters) and whether a cluster is missing come from one more
-  ``count(DISTINCT ...)``.
+  reads the file once more as integer codes (players joined to a small table; a nearly dense
+  integer cluster is its own row of ``S``, less the smallest id, other clusters join a table of
+  the distinct ids) and joins each row to its cell's ``u`` on those codes; the rows stream in
+  batches into a dense ``S`` (``np.add.at``), or, for a large ``S``, DuckDB sums its non-zeros:
+  memory of the size of ``S``, not of the rows. The same connection sums the position test's
+  comparison units (:meth:`SqlClusterCounts.unit_sums`, one ``GROUP BY`` on one integer key), so
+  one process start serves both;
+- ``G`` (the number of clusters), whether a cluster is missing and an integer cluster's smallest
+  and largest id come from one more ``count(DISTINCT ...)``.
 
 Everything else that needs the per-cluster cells (the cluster bootstrap's resampling units,
 the judge panels of the warnings, merging several files) reads :attr:`ComparisonCounts.cells`
@@ -57,17 +59,33 @@ def _connect() -> Any:
     return con
 
 
-def cluster_census(con: Any, spec: CellSpec, relation: str) -> tuple[int, bool]:
-    """``(G, some cluster missing)`` of the file: one ``count(DISTINCT)`` over the cluster column."""
+#: Integer cluster types whose values, less the smallest, serve as the cluster's row of ``S`` (no join)
+INT_TYPES = ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT", "HUGEINT")
+
+
+def cluster_census(con: Any, spec: CellSpec, relation: str, kind: str | None = None
+                   ) -> tuple[int, bool, tuple[int, int] | None]:
+    """``(G, some cluster missing, span)`` of the file: one ``count(DISTINCT)`` over the cluster column.
+
+    ``span`` is ``(smallest, largest)`` of an integer cluster column (``kind``, its DuckDB type) whose
+    values are nearly dense (at most ``2 G + 1024`` values from the smallest to the largest): the
+    value less the smallest is then the cluster's row of ``S`` and of the units' key, and the
+    cluster-robust terms need no table of the ids and no join to it; else None."""
     from evalkit.engine._duckdb import run
 
     assert spec.cluster is not None
     col = _q(spec.cluster)
+    ints = kind in INT_TYPES
+    span_sql = f", min({col}), max({col})" if ints else ""
     # counted as stored: text or integer keys only (fastpath.KEY_TYPES), whose distinct values are those
     # of their text; 0.25 s against 0.55 s for the text at 1e7 rows
-    ((g, missing),) = run(con, f"SELECT count(DISTINCT {col}) FILTER (WHERE {_not_self(spec)}), "
-                               f"coalesce(bool_or({col} IS NULL), false) FROM {relation}", "all")
-    return int(g), bool(missing)
+    got = run(con, f"SELECT count(DISTINCT {col}) FILTER (WHERE {_not_self(spec)}), "
+                   f"coalesce(bool_or({col} IS NULL), false){span_sql} FROM {relation}", "all")[0]
+    g, missing = int(got[0]), bool(got[1])
+    span = None
+    if ints and got[2] is not None and int(got[3]) - int(got[2]) + 1 <= 2 * g + 1024:
+        span = (int(got[2]), int(got[3]))
+    return g, missing, span
 
 
 def rows_sql(spec: CellSpec, relation: str, cluster: str | None = None) -> str:
@@ -101,12 +119,13 @@ class SqlClusterCounts(ComparisonCounts):
     """
 
     def __init__(self, cells: Mapping[str, Any], cluster: str, *, n_clusters: int, spec: CellSpec,
-                 relation: str, path: Path, opts: dict[str, Any], fmt: str) -> None:
+                 relation: str, path: Path, opts: dict[str, Any], fmt: str,
+                 span: tuple[int, int] | None = None) -> None:
         super().__init__({**cells, cluster: np.zeros(len(cells["n"]), dtype=object)}, cluster)
         assert self._arrays is not None
         del self._arrays[cluster]  # the placeholder only satisfied the check of the columns
         self._g, self._spec, self._relation, self._path = n_clusters, spec, relation, path
-        self._opts, self._fmt = opts, fmt
+        self._opts, self._fmt, self._span = opts, fmt, span
         self._expanded = False
         self._units: tuple[int, float, float] | None = None
 
@@ -163,7 +182,7 @@ class SqlClusterCounts(ComparisonCounts):
         if u_extra is not None:
             table["ue"] = np.asarray(u_extra, dtype=float)
         meat, units = isolated("terms", spec=self._spec, relation=self._relation, players=players, table=table,
-                               n_cols=n_cols, units=self._units is None)
+                               n_cols=n_cols, units=self._units is None, span=self._span)
         self._units = self._units or units
         assert meat is not None
         return meat
@@ -176,7 +195,7 @@ class SqlClusterCounts(ComparisonCounts):
         :meth:`cluster_meat`'s pass when that ran first)."""
         if self._units is None:
             self._units = isolated("terms", spec=self._spec, relation=self._relation, players=self.codes()[0],
-                                   table=None, n_cols=0, units=True)[1]
+                                   table=None, n_cols=0, units=True, span=self._span)[1]
         assert self._units is not None
         return self._units
 
@@ -185,13 +204,17 @@ class SqlClusterCounts(ComparisonCounts):
 #: ``GROUP BY`` into a sparse ``S``; at or below it, streamed into a dense ``S`` by ``np.add.at``.
 DENSE_SCORES = 25_000_000
 
+def _coded(con: Any, spec: CellSpec, relation: str, players: Any, span: tuple[int, int] | None
+           ) -> tuple[str, int]:
+    """SQL giving each comparison of the file as codes (``gid, ca, cb, outcome, weight``;
+    self-comparisons left out), and the number of cluster rows of ``S``.
 
-def _coded(con: Any, spec: CellSpec, relation: str, players: Any) -> str:
-    """Register the players (``names``: name, code) and the clusters (``ids``: g, gid) on ``con``;
-    return SQL giving each comparison of the file as codes: ``gid, ca, cb, outcome, weight``.
-
-    The joins drop what the counts dropped: rows whose players are not in the counts (missing
-    players) and rows without a cluster; self-comparisons are dropped by the callers."""
+    The players join a small table ``names`` (name, code). The cluster's row ``gid``: with ``span``
+    (a nearly dense integer column, :func:`cluster_census`) the value less the smallest, else its
+    rank in a table ``ids`` of the distinct clusters (a join). The joins drop what the counts
+    dropped: rows whose players are not in the counts, rows without a cluster. Each use below
+    reads the file again (0.13 s for the scan and the joins at 1e7 rows; a temporary table of the
+    codes took 0.45 s and, under a 2 GB cap, the room the rest needed)."""
     from evalkit.engine._duckdb import run
 
     assert spec.cluster is not None
@@ -200,13 +223,23 @@ def _coded(con: Any, spec: CellSpec, relation: str, players: Any) -> str:
     g = col = _q(spec.cluster)
     con.register("names", {"name": np.asarray(players, dtype=object),
                            "c": np.arange(len(players), dtype=np.int32)})
-    run(con, "CREATE TEMP TABLE ids AS SELECT g, CAST(row_number() OVER () - 1 AS INTEGER) AS gid FROM "
-             f"(SELECT DISTINCT {g} AS g FROM {relation} WHERE {_not_self(spec)} AND {col} IS NOT NULL)", "all")
-    return (f"SELECT ids.gid, na.c AS ca, nb.c AS cb, r.outcome, r.weight FROM ({rows_sql(spec, relation, g)}) r "
-            "JOIN names na ON r.player_a = na.name JOIN names nb ON r.player_b = nb.name JOIN ids ON r.g = ids.g")
+    where = "na.c <> nb.c"
+    if span is not None:
+        lo, hi = span
+        wide = lo < -(2**63) or hi >= 2**63  # UBIGINT or HUGEINT beyond BIGINT: subtract as HUGEINT
+        gid = f"CAST(CAST(r.g AS HUGEINT) - {lo} AS BIGINT)" if wide else f"CAST(r.g AS BIGINT) - {lo}"
+        join, where, n_g = "", where + " AND r.g IS NOT NULL", hi - lo + 1
+    else:
+        run(con, "CREATE TEMP TABLE ids AS SELECT g, CAST(row_number() OVER () - 1 AS BIGINT) AS gid FROM "
+                 f"(SELECT DISTINCT {g} AS g FROM {relation} WHERE {_not_self(spec)} AND {col} IS NOT NULL)", "all")
+        (n_g,) = run(con, "SELECT count(*) FROM ids", "all")[0]
+        gid, join = "ids.gid", "JOIN ids ON r.g = ids.g"
+    return (f"SELECT {gid} AS gid, na.c AS ca, nb.c AS cb, r.outcome, r.weight "
+            f"FROM ({rows_sql(spec, relation, g)}) r JOIN names na ON r.player_a = na.name "
+            f"JOIN names nb ON r.player_b = nb.name {join} WHERE {where}"), int(n_g)
 
 
-def _meat_on(con: Any, coded: str, table: dict[str, np.ndarray], n_cols: int) -> csr_matrix:
+def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_cols: int) -> csr_matrix:
     """``S^T S`` from the coded rows: each row joins its collapsed cell's unit score on the
     players' codes and the outcome, and adds ``w * u`` to ``S[gid, ca]``, ``-w * u`` to
     ``S[gid, cb]`` (and ``w * ue`` to the last column). Small ``S``: the rows stream in batches
@@ -216,52 +249,58 @@ def _meat_on(con: Any, coded: str, table: dict[str, np.ndarray], n_cols: int) ->
     from evalkit.engine._duckdb import run
 
     con.register("scores_u", table)
-    (n_g,) = run(con, "SELECT count(*) FROM ids", "all")[0]
     extra = "ue" in table
-    sql = (f"SELECT c.gid, c.ca, c.cb, c.weight * u.u AS wu{', c.weight * u.ue AS we' if extra else ''} "
-           f"FROM ({coded}) c JOIN scores_u u ON u.ci = c.ca AND u.cj = c.cb AND u.outcome = c.outcome")
+    join = f"FROM ({coded}) c JOIN scores_u u ON u.ci = c.ca AND u.cj = c.cb AND u.outcome = c.outcome"
     if n_g * n_cols > DENSE_SCORES:
         vals = ["wu", "-wu"] + (["we"] if extra else [])
         cols = ["ca", "cb"] + ([f"CAST({n_cols - 1} AS INTEGER)"] if extra else [])
+        sql = f"SELECT c.gid, c.ca, c.cb, c.weight * u.u AS wu{', c.weight * u.ue AS we' if extra else ''} {join}"
         got = run(con, f"SELECT gid, p, sum(v) AS v FROM (SELECT gid, unnest([{', '.join(cols)}]) AS p, "
                        f"unnest([{', '.join(vals)}]) AS v FROM ({sql})) GROUP BY gid, p", "numpy")
         return gram(coo_matrix((got["v"], (got["gid"], got["p"])), shape=(n_g, n_cols)).tocsr())
     scores = np.zeros(n_g * n_cols)
-    rel = con.sql(sql)
+    row = f"c.gid * {n_cols}"
+    rel = con.sql(f"SELECT {row} + c.ca, {row} + c.cb, coalesce(c.weight * u.u, 0)"  # a missing weight adds nothing
+                  + (f", {row} + {n_cols - 1}, coalesce(c.weight * u.ue, 0)" if extra else "") + f" {join}")
     # to_arrow_reader where DuckDB has it (2.0 deprecates fetch_arrow_reader), fetch_arrow_reader before
     reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader
-    for batch in reader(1_000_000):
-        gid = batch.column(0).to_numpy().astype(np.int64) * n_cols
-        wu = np.nan_to_num(batch.column(3).to_numpy(zero_copy_only=False))  # a missing weight adds nothing
+    for batch in reader(4_000_000):
         # np.add.at, not np.bincount(minlength=S.size): its cost is the batch's, not S's (numpy >= 1.25)
-        np.add.at(scores, gid + batch.column(1).to_numpy(), wu)
-        np.add.at(scores, gid + batch.column(2).to_numpy(), -wu)
+        wu = batch.column(2).to_numpy()
+        np.add.at(scores, batch.column(0).to_numpy(), wu)
+        np.add.at(scores, batch.column(1).to_numpy(), -wu)
         if extra:
-            np.add.at(scores, gid + (n_cols - 1), np.nan_to_num(batch.column(4).to_numpy(zero_copy_only=False)))
+            np.add.at(scores, batch.column(3).to_numpy(), batch.column(4).to_numpy())
     s = scores.reshape(n_g, n_cols)
     return csr_matrix(s.T @ s)
 
 
-def _units_on(con: Any, coded: str) -> tuple[int, float, float]:
-    """:meth:`SqlClusterCounts.unit_sums` from the coded rows (one ``GROUP BY`` on integer codes)."""
+def _units_sql(con: Any, coded: str, n_g: int, n: int) -> tuple[int, float, float]:
+    """:meth:`SqlClusterCounts.unit_sums` from the coded rows (one ``GROUP BY`` on integer codes: the
+    unit as one ``BIGINT`` when it fits in 62 bits, a third faster than three keys)."""
     from evalkit.engine._duckdb import run
 
+    unit = (f"(gid * {n} + least(ca, cb)) * {n} + greatest(ca, cb)" if n_g * n * n < 2**62
+            else "gid, least(ca, cb), greatest(ca, cb)")
     sql = ("SELECT count(*), coalesce(max(s0), 0), coalesce(sum((s1 - 0.5 * s0) * (s1 - 0.5 * s0)), 0) FROM "
            "(SELECT sum(CASE WHEN outcome = 1 THEN weight ELSE 0 END) AS s1, sum(weight) AS s0 "
-           f"FROM ({coded}) WHERE outcome IN (0, 1) AND ca <> cb GROUP BY gid, least(ca, cb), greatest(ca, cb))")
+           f"FROM ({coded}) WHERE outcome IN (0, 1) GROUP BY {unit})")
     ((units, largest, e0sq),) = run(con, sql, "all")
     return int(units), float(largest), float(e0sq)
 
 
 def _terms(spec: CellSpec, relation: str, players: Any, table: dict[str, np.ndarray] | None, n_cols: int,
-           units: bool) -> tuple[csr_matrix | None, tuple[int, float, float] | None]:
+           units: bool, span: tuple[int, int] | None = None
+           ) -> tuple[csr_matrix | None, tuple[int, float, float] | None]:
     """``(meat, unit sums)`` in one DuckDB connection (one process under a cap): the meat when
-    ``table`` (the unit scores) is given, the unit sums when ``units``."""
+    ``table`` (the unit scores) is given, the unit sums when ``units``. Each reads the file again
+    (one aggregation grouping both by the unit, with a join to the scores, was slower: 3.6 s against
+    1.1 + 1.5 s at 1e7 rows and 50,000 items)."""
     con = _connect()
     try:
-        coded = _coded(con, spec, relation, players)
-        meat = None if table is None else _meat_on(con, coded, table, n_cols)
-        return meat, (_units_on(con, coded) if units else None)
+        (code, n_g), n = _coded(con, spec, relation, players, span), len(players)
+        meat = None if table is None else _meat_on(con, code, n_g, table, n_cols)
+        return meat, (_units_sql(con, code, n_g, n) if units else None)
     finally:
         con.close()
 

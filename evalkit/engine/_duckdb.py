@@ -232,10 +232,10 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
 
             from evalkit.engine._clustered import cluster_census
 
-            g, missing = cluster_census(con, spec, rel)
+            g, missing, span = cluster_census(con, spec, rel, types.get(spec.cluster))
             if missing:
                 return None
-            clustered = {"spec": spec, "relation": rel, "n_clusters": g}
+            clustered = {"spec": spec, "relation": rel, "n_clusters": g, "span": span}
             spec = replace(spec, cluster=None, cluster_name=None)
         cells = run(con, cell_sql(spec, rel), "numpy")
     except duckdb.OutOfMemoryException as exc:  # the pandas reader would need more memory, not less
