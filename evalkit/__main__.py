@@ -1,5 +1,5 @@
 """``python -m evalkit``: the same entry point as the ``evalkit`` command (:mod:`evalkit._entry`)."""
 
-from evalkit._entry import run
+from evalkit._entry import console
 
-raise SystemExit(run())
+console()

@@ -342,8 +342,8 @@ def hook(event, args):  # the signal arrives as Python imports MODULE, while eva
 sys.addaudithook(hook)
 sys.argv = ["evalkit", *sys.argv[3:]]
 if os.environ.get("EVALKIT_TEST_ENTRY") == "script":  # as the installed `evalkit` console script does
-    from evalkit._entry import run
-    sys.exit(run())
+    from evalkit._entry import console
+    console()
 runpy.run_module("evalkit", run_name="__main__")  # as `python -m evalkit`
 """
 
@@ -355,7 +355,7 @@ def test_a_signal_while_evalkit_starts_up_exits_130_or_143_with_one_line(tmp_pat
     """The audit's case: SIGTERM during start-up exited 130 or was killed (-15), an early Ctrl-C
     printed a KeyboardInterrupt traceback. The moment is an import (an audit hook in the process
     sends the signal), not a time. ``script``: the console script's entry point
-    (``[project.scripts]``, ``evalkit._entry:run``), the signal as it imports the CLI package."""
+    (``[project.scripts]``, ``evalkit._entry:console``), the signal as it imports the CLI package."""
     data = tmp_path / "in.csv"
     data.write_text("model_a,model_b,winner\na,b,model_a\nb,a,model_b\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "EVALKIT_TEST_ENTRY": entry}

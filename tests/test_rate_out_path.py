@@ -113,3 +113,66 @@ def test_heatmap_numbers_its_columns_above_twenty_models(n):
         assert ax.get_xlabel().startswith("opponent, by row number")
     with pytest.raises(ValueError, match="needs the models' order"):
         plot_win_rate_heatmap(m)
+
+
+def _arena_file(path: Path, *, models: int = 70, n: int = 6000, seed: int = 5) -> Path:
+    """More models than the heatmap draws (60), one pair of models with identical records (a tie in
+    rating, broken by name in the table)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, models, n)
+    b = (a + rng.integers(1, models, n)) % models
+    p = 1 / (1 + np.exp(-(0.05 * (a - b))))
+    win = np.where(rng.random(n) < 0.1, "tie", np.where(rng.random(n) < p, "model_a", "model_b"))
+    frame = pd.DataFrame({"model_a": [f"m{k:02d}" for k in a], "model_b": [f"m{k:02d}" for k in b], "winner": win})
+    twins = pd.DataFrame({"model_a": ["zz1", "zz2", "zz1", "zz2"], "model_b": ["m00", "m00", "m01", "m01"],
+                          "winner": ["model_a", "model_a", "model_b", "model_b"]})
+    pd.concat([frame, twins]).to_csv(path, index=False)
+    return path
+
+
+_EARLY = """
+import json, os, sys
+import evalkit.cli._aside as aside
+import evalkit.cli.rate as rate
+mode, data, out, marks = sys.argv[1:5]
+real = rate._heatmap_png
+
+def in_child(counts, args):
+    open(os.path.join(marks, f"drawn-by-{os.getpid()}"), "w").close()
+    got = real(counts, args)
+    return {**got, "top": got["top"][::-1], "png": ""} if mode == "other" else got  # "other": not the table's order
+
+rate._heatmap_png = in_child
+if mode == "no-fork":
+    aside.forks_now = lambda: False
+from evalkit.cli import main
+print(json.dumps({"rc": main(["rate", data, "--out", out, "-q"]), "pid": os.getpid()}))
+"""
+
+
+@pytest.mark.skipif(not can_fork(), reason="Aside forks on Linux only")
+@pytest.mark.parametrize("child_order", ["same", "other"])
+def test_heatmap_started_after_the_counts_is_the_one_drawn_after_the_table(tmp_path, child_order):
+    """``rate --out`` forks the heatmap right after the counts (the child fits the point estimates
+    for the order): the folder is byte for byte the one drawn after the table without a fork; a
+    child whose order is not the table's ("other") is not used: the heatmap is drawn again here.
+    Each run is a fresh process (a fork needs the only thread; pytest's process may have others)."""
+    data = _arena_file(tmp_path / "arena.csv")
+
+    def run(mode: str, name: str) -> tuple[int, list[int]]:
+        marks = tmp_path / f"marks-{name}"
+        marks.mkdir()
+        res = subprocess.run([sys.executable, "-c", _EARLY, mode, str(data), str(tmp_path / name), str(marks)],
+                             capture_output=True, text=True, check=True)
+        got = json.loads(res.stdout.strip().splitlines()[-1])
+        assert got["rc"] == 0, res.stderr
+        return got["pid"], [int(p.name.split("-")[-1]) for p in marks.iterdir()]
+
+    pid, drawn = run(child_order, "early")
+    assert len(drawn) == 1 and drawn[0] != pid  # by the forked child
+    pid, drawn = run("no-fork", "here")
+    assert drawn == []  # no child, no early heatmap: drawn after the table, in this process
+    for name in ("win_rates.png", "leaderboard.png", "leaderboard.csv"):
+        assert (tmp_path / "early" / name).read_bytes() == (tmp_path / "here" / name).read_bytes(), name

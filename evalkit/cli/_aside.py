@@ -28,6 +28,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Aside", "can_fork", "forks_now"]
 
@@ -43,12 +44,12 @@ def forks_now() -> bool:
 
 
 class Aside:
-    """``fn()`` (returning a JSON-serialisable list) run in a forked child from now on.
+    """``fn()`` (returning a JSON-serialisable value) run in a forked child from now on.
 
     ``fork=None`` forks where :func:`forks_now`; ``True`` wherever :func:`can_fork` (other
     threads or not: for tests of the mechanism); ``False`` never."""
 
-    def __init__(self, fn: Callable[[], list[str]], *, fork: bool | None = None) -> None:
+    def __init__(self, fn: Callable[[], Any], *, fork: bool | None = None) -> None:
         self._fn = fn
         self._pid: int | None = None
         self._fd = -1
@@ -71,7 +72,7 @@ class Aside:
         os.close(write)
         self._pid, self._fd = pid, read
 
-    def result(self) -> list[str]:
+    def result(self) -> Any:
         """The value of ``fn()``: the child's, or, where it failed or there was none, run here."""
         if self._pid is None:
             return self._fn()
@@ -85,8 +86,7 @@ class Aside:
             self._pid = None
         if os.waitstatus_to_exitcode(status) != 0:
             return self._fn()
-        value: list[str] = json.loads(b"".join(chunks).decode("utf-8"))
-        return value
+        return json.loads(b"".join(chunks).decode("utf-8"))
 
     def cancel(self) -> None:
         """Kill and reap the child, if it is still there (never raises)."""

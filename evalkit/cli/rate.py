@@ -118,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
         print_warnings(counts, report.format, args)
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
+    early = _early_heatmap(args, counts, warm)  # drawn by a child while the rest is made here
     try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
         table = leaderboard_columns(  # numpy columns: pandas only where the data need it
             counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
@@ -125,10 +126,28 @@ def run(args: argparse.Namespace) -> int:
             n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
             rng=args.rng, progress=ui.progress,
         )
-    except ValueError:  # e.g. no maximum-likelihood estimate: the warnings still come before the error
-        ui.close_bar()
+    except BaseException as exc:
+        if early is not None:
+            early.cancel()
+        if not isinstance(exc, ValueError):
+            raise
+        ui.close_bar()  # e.g. no maximum-likelihood estimate: the warnings still come before the error
         print_warnings(counts, report.format, args)
         raise
+    try:
+        _report(args, counts, report, table, inputs, early)
+    except BaseException:
+        if early is not None:
+            early.cancel()
+        raise
+    return 0
+
+
+def _report(args: argparse.Namespace, counts, report, table: Leaderboard, inputs, early) -> None:
+    """What ``rate`` prints after the fit, then the ``--out`` folder."""
+    from evalkit.cli.judging import print_warnings
+
+    ui = args.ui
     ui.close_bar()
     print_warnings(counts, report.format, args)
     attrs = table.attrs
@@ -151,10 +170,51 @@ def run(args: argparse.Namespace) -> int:
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:
-        if warm is not None:
-            warm.join()  # matplotlib imported while DuckDB counted (it releases the GIL)
-        _write(args, counts, table, inputs)
-    return 0
+        _write(args, counts, table, inputs, early)
+
+
+def _early_heatmap(args: argparse.Namespace, counts, warm: threading.Thread | None):
+    """With ``--out``: the win-rate heatmap's PNG started now, in a forked child
+    (:class:`evalkit.cli._aside.Aside`), before the intervals, the rank intervals, the printed
+    table and the leaderboard's figure, which this process makes meanwhile on the other core.
+    The child fits the point estimates again for the heatmap's order (the leaderboard's: by
+    rating, then by name); :func:`_write` uses its PNG only if that order is the table's.
+    None without ``--out`` (or where :class:`Aside` would not fork: the heatmap is then drawn
+    by :func:`_write`)."""
+    if not args.out:
+        return None
+    if warm is not None:
+        warm.join()  # matplotlib imported while DuckDB counted (it releases the GIL); no thread at the fork
+    from evalkit.cli._aside import Aside, forks_now
+
+    if not forks_now():
+        return None
+    return Aside(lambda: _heatmap_png(counts, args))
+
+
+def _heatmap_png(counts, args: argparse.Namespace) -> dict:
+    """``{"top": the models drawn, "png": the PNG (base64), "missing": glyphs}`` of the heatmap,
+    in the leaderboard's order from a fit of the point estimates (as :func:`leaderboard_columns`)."""
+    import base64
+    import io
+
+    import numpy as np
+
+    from evalkit.plots._fonts import plot_fonts, save_png
+    from evalkit.plots._layout import MAX_HEATMAP
+    from evalkit.plots.ratings import plot_win_rate_heatmap, win_rate_values
+    from evalkit.ratings.bt import fit_bt
+    from evalkit.ratings.counts import aggregate, as_cells
+
+    pairs = aggregate(as_cells(counts, cluster=args.cluster))
+    fit = fit_bt(pairs, ties=args.ties, l2=args.l2)
+    order = np.lexsort((np.arange(len(fit.players)), -fit.theta))  # as _tabulate orders the table
+    top = [str(fit.players[k]) for k in order[:MAX_HEATMAP]]
+    buf = io.BytesIO()
+    with plot_fonts():
+        ax = plot_win_rate_heatmap(win_rate_values(pairs, top), order=top, total=len(fit.players))
+        missing = save_png(ax.figure, buf, tight=True, format="png", **PNG_OPTIONS)
+    return {"top": top, "png": base64.b64encode(buf.getvalue()).decode("ascii"), "missing": missing}
 
 
 def _warm_figures() -> threading.Thread:
@@ -182,13 +242,15 @@ def _warm_figures() -> threading.Thread:
 PNG_OPTIONS = {"dpi": 100, "pil_kwargs": {"compress_level": 1}}
 
 
-def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs) -> None:
+def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs, early=None) -> None:
     """The ``--out`` folder: the leaderboard as CSV and Markdown, its figure and the win-rate
     heatmap (both drawn in proportion to the data: at most
     :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
     the reason in ``run.json`` and on stderr), and ``run.json``. No pandas: the leaderboard stays
     numpy columns. The heatmap is drawn by a forked child (:class:`evalkit.cli._aside.Aside`)
     while this process writes the tables and draws the leaderboard."""
+    import base64
+
     from evalkit._output import atomic_output_dir
     from evalkit.cli._aside import Aside
     from evalkit.cli.judging import rate_parameters, write_tables
@@ -209,15 +271,27 @@ def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs) -> None
                 ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=len(models))
                 return save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
 
-        aside = Aside(heatmap)  # drawn by a child on the other core while this process draws the leaderboard
+        # drawn by a child on the other core while this process draws the leaderboard: the one
+        # started after the counts (_early_heatmap), else one started now
+        aside = None if early is not None else Aside(heatmap)
         try:
             write_tables(out, {"leaderboard": table})
             with plot_fonts():
                 ax = plot_leaderboard(table)
                 missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
-            missing += aside.result()
+            if early is not None:
+                got = early.result()
+                if got["top"] == top:  # the table's order (else drawn again here, in the table's order)
+                    (out.path / "win_rates.png").write_bytes(base64.b64decode(got["png"]))
+                    missing += got["missing"]
+                else:
+                    missing += heatmap()
+            else:
+                assert aside is not None
+                missing += aside.result()
         except BaseException:
-            aside.cancel()  # before the folder is removed: no child writes into it afterwards
+            if aside is not None:
+                aside.cancel()  # before the folder is removed: no child writes into it afterwards
             raise
         shown = {k: v for k, v in notes.items() if v}
         if shown:

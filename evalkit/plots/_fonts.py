@@ -16,7 +16,7 @@ import re
 import warnings
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import IO, Any
 
 __all__ = ["TEXT_HINTING", "CJK_FONTS", "fallback_fonts", "plot_fonts", "apply_fonts", "save_png", "save_svg", "missing_glyphs"]
 
@@ -61,7 +61,7 @@ def apply_fonts(fig: Any) -> None:
         t.set_fontfamily(families)
 
 
-def save_png(fig: Any, path: str | os.PathLike[str], *, tight: bool = False, **kwargs: Any) -> list[str]:
+def save_png(fig: Any, path: str | os.PathLike[str] | IO[bytes], *, tight: bool = False, **kwargs: Any) -> list[str]:
     """``fig.savefig(path)`` with the fallback fonts (after ``tight_layout`` if ``tight``);
     returns the characters no font could draw (their warnings are swallowed, every other
     warning passes on)."""
