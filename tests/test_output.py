@@ -364,3 +364,36 @@ def test_a_signal_while_evalkit_starts_up_exits_130_or_143_with_one_line(tmp_pat
     want, word = (130, "interrupted") if sig == "SIGINT" else (128 + signal.SIGTERM, "terminated")
     assert proc.returncode == want, (proc.returncode, proc.stderr)
     assert proc.stderr.strip() == f"evalkit: {word}.", proc.stderr
+
+
+_LEAVE = """
+import atexit, sys, threading, time
+from evalkit._entry import leave
+atexit.register(lambda: print("atexit ran", flush=True))
+print("buffered", end=" ")  # still in stdout's buffer when leave() is called
+if sys.argv[1] == "thread":  # a non-daemon thread still running: the usual exit, which waits for it
+    threading.Thread(target=lambda: (time.sleep(0.2), print("thread done", end=" "))).start()
+leave(int(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize("case", ["plain", "thread"])
+@pytest.mark.parametrize("code", [0, 3])
+def test_leave_flushes_runs_atexit_and_keeps_the_exit_code(case, code):
+    """``evalkit._entry.leave`` (how the console script ends): the buffered output and the atexit
+    handlers come out as at any exit, with the command's exit code; a running non-daemon thread is
+    waited for."""
+    proc = subprocess.run([sys.executable, "-c", _LEAVE, case, str(code)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": ""}, timeout=60)
+    assert proc.returncode == code, proc.stderr
+    want = "buffered thread done atexit ran" if case == "thread" else "buffered atexit ran"
+    assert proc.stdout.split() == want.split()
+
+
+def test_leave_on_a_closed_stdout_is_one_line_and_exit_2():
+    code = "import os, sys; from evalkit._entry import leave; print('x' * 100); os.close(1); leave(0)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": ""}, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "evalkit: error: the output could not be written ([Errno 9] Bad file descriptor)."]

@@ -119,22 +119,18 @@ def run(args: argparse.Namespace) -> int:
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
     early = _early_heatmap(args, counts, warm)  # drawn by a child while the rest is made here
-    try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
-        table = leaderboard_columns(  # numpy columns: pandas only where the data need it
-            counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
-            interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
-            n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
-            rng=args.rng, progress=ui.progress,
-        )
-    except BaseException as exc:
-        if early is not None:
-            early.cancel()
-        if not isinstance(exc, ValueError):
-            raise
-        ui.close_bar()  # e.g. no maximum-likelihood estimate: the warnings still come before the error
-        print_warnings(counts, report.format, args)
-        raise
     try:
+        try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
+            table = leaderboard_columns(  # numpy columns: pandas only where the data need it
+                counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+                interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
+                n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
+                rng=args.rng, progress=ui.progress,
+            )
+        except ValueError:  # e.g. no maximum-likelihood estimate: the warnings still come before the error
+            ui.close_bar()
+            print_warnings(counts, report.format, args)
+            raise
         _report(args, counts, report, table, inputs, early)
     except BaseException:
         if early is not None:
@@ -200,9 +196,7 @@ def _heatmap_png(counts, args: argparse.Namespace) -> dict:
 
     import numpy as np
 
-    from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots._layout import MAX_HEATMAP
-    from evalkit.plots.ratings import plot_win_rate_heatmap, win_rate_values
     from evalkit.ratings.bt import fit_bt
     from evalkit.ratings.counts import aggregate, as_cells
 
@@ -211,10 +205,19 @@ def _heatmap_png(counts, args: argparse.Namespace) -> dict:
     order = np.lexsort((np.arange(len(fit.players)), -fit.theta))  # as _tabulate orders the table
     top = [str(fit.players[k]) for k in order[:MAX_HEATMAP]]
     buf = io.BytesIO()
-    with plot_fonts():
-        ax = plot_win_rate_heatmap(win_rate_values(pairs, top), order=top, total=len(fit.players))
-        missing = save_png(ax.figure, buf, tight=True, format="png", **PNG_OPTIONS)
+    missing = _heatmap(pairs, top, len(fit.players), buf)
     return {"top": top, "png": base64.b64encode(buf.getvalue()).decode("ascii"), "missing": missing}
+
+
+def _heatmap(counts, top: list[str], total: int, target) -> list[str]:
+    """The win-rate heatmap of the models ``top`` (of ``total``) saved as PNG to ``target`` (a path
+    or a binary file); the characters no font could draw."""
+    from evalkit.plots._fonts import plot_fonts, save_png
+    from evalkit.plots.ratings import plot_win_rate_heatmap, win_rate_values
+
+    with plot_fonts():
+        ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=total)
+        return save_png(ax.figure, target, tight=True, format="png", **PNG_OPTIONS)
 
 
 def _warm_figures() -> threading.Thread:
@@ -247,16 +250,15 @@ def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs, early=N
     heatmap (both drawn in proportion to the data: at most
     :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
     the reason in ``run.json`` and on stderr), and ``run.json``. No pandas: the leaderboard stays
-    numpy columns. The heatmap is drawn by a forked child (:class:`evalkit.cli._aside.Aside`)
-    while this process writes the tables and draws the leaderboard."""
+    numpy columns. The heatmap is the PNG of ``early`` (:func:`_early_heatmap`, drawn by a forked
+    child meanwhile) when its order is the table's, else drawn here."""
     import base64
 
     from evalkit._output import atomic_output_dir
-    from evalkit.cli._aside import Aside
     from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots._layout import MAX_HEATMAP, MAX_ROWS, summary_note
-    from evalkit.plots.ratings import plot_leaderboard, plot_win_rate_heatmap, win_rate_values
+    from evalkit.plots.ratings import plot_leaderboard
 
     record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
               "parameters": rate_parameters(args)}
@@ -265,34 +267,16 @@ def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs, early=N
              "win_rates.png": summary_note(min(len(models), MAX_HEATMAP), len(models), limit_name="MAX_HEATMAP")}
     top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
-
-        def heatmap() -> list[str]:
-            with plot_fonts():
-                ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=len(models))
-                return save_png(ax.figure, out.path / "win_rates.png", tight=True, **PNG_OPTIONS)
-
-        # drawn by a child on the other core while this process draws the leaderboard: the one
-        # started after the counts (_early_heatmap), else one started now
-        aside = None if early is not None else Aside(heatmap)
-        try:
-            write_tables(out, {"leaderboard": table})
-            with plot_fonts():
-                ax = plot_leaderboard(table)
-                missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
-            if early is not None:
-                got = early.result()
-                if got["top"] == top:  # the table's order (else drawn again here, in the table's order)
-                    (out.path / "win_rates.png").write_bytes(base64.b64decode(got["png"]))
-                    missing += got["missing"]
-                else:
-                    missing += heatmap()
-            else:
-                assert aside is not None
-                missing += aside.result()
-        except BaseException:
-            if aside is not None:
-                aside.cancel()  # before the folder is removed: no child writes into it afterwards
-            raise
+        write_tables(out, {"leaderboard": table})
+        with plot_fonts():
+            ax = plot_leaderboard(table)
+            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
+        got = early.result() if early is not None else None
+        if got is not None and got["top"] == top:  # the table's order (else drawn again here, in that order)
+            (out.path / "win_rates.png").write_bytes(base64.b64decode(got["png"]))
+            missing += got["missing"]
+        else:
+            missing += _heatmap(counts, top, len(models), out.path / "win_rates.png")
         shown = {k: v for k, v in notes.items() if v}
         if shown:
             out.record["figures"] = shown

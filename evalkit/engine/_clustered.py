@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalkit.io.counts import ComparisonCounts
-from evalkit.io.fastpath import CellSpec, _outcome_sql, _q, cell_sql
+from evalkit.io.fastpath import KEY_TYPES, CellSpec, _outcome_sql, _q, cell_sql
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -60,7 +60,7 @@ def _connect() -> Any:
 
 
 #: Integer cluster types whose values, less the smallest, serve as the cluster's row of ``S`` (no join)
-INT_TYPES = ("BIGINT", "INTEGER", "SMALLINT", "TINYINT", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT", "HUGEINT")
+INT_TYPES = tuple(t for t in KEY_TYPES if t != "VARCHAR")
 
 
 def cluster_census(con: Any, spec: CellSpec, relation: str, kind: str | None = None
