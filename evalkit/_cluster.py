@@ -10,14 +10,36 @@ with its default ``use_correction=True``)::
 (``N`` observations, as total frequency weight; ``K`` estimated parameters: 1 for a mean, so the factor is
 ``G / (G - 1)``) and reads the interval off ``t(G - 1)``, never the normal (Cameron & Miller 2015, section
 VI; Miller 2024). With 10 clusters the normal quantile under-covers a 95 % interval by 3 points
-(``scripts/coverage.py``). A leaf module: numpy and ``scipy.special`` only.
+(``scripts/coverage.py``); fewer than :data:`MIN_CLUSTERS` clusters are warned of
+(:func:`cluster_warning`). A leaf module: numpy and ``scipy.special`` only.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["cr1_factor", "cluster_df", "t_quantile", "t_two_sided_pvalue", "t_label"]
+__all__ = ["cr1_factor", "cluster_df", "t_quantile", "t_two_sided_pvalue", "t_label", "MIN_CLUSTERS",
+           "SmallClusterWarning", "cluster_warning"]
+
+#: Fewer clusters than this: cluster-robust and cluster-bootstrap intervals are rough.
+MIN_CLUSTERS = 30
+
+
+class SmallClusterWarning(UserWarning):
+    """A cluster-robust SE or cluster bootstrap rests on few clusters."""
+
+
+def cluster_warning(n_clusters: int, what: str, *, emit: bool = True) -> str | None:
+    """A warning text when ``n_clusters < 30`` (also issued as a :class:`SmallClusterWarning` with ``emit``)."""
+    if n_clusters >= MIN_CLUSTERS:
+        return None
+    msg = (f"{what} rests on only {n_clusters} clusters (fewer than about {MIN_CLUSTERS}): cluster-robust and "
+           "cluster-bootstrap intervals are then too narrow and unstable; read them as rough.")
+    if emit:
+        import warnings
+
+        warnings.warn(msg, SmallClusterWarning, stacklevel=2)
+    return msg
 
 
 def cr1_factor(n_clusters: int, n_obs: float, n_params: int) -> float:

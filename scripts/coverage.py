@@ -342,7 +342,7 @@ def merge(base: Sequence[dict[str, object]], new: Sequence[dict[str, object]],
           cells: Sequence[Cell]) -> list[dict[str, object]]:
     """``base`` (a full run) with the rows of ``new`` in place of theirs (same family, method, setting), each row's
     ``assumptions_hold`` and ``status`` recomputed from the current ``cells`` (rows of cells that no longer
-    exist are dropped)."""
+    exist are dropped), in the order of ``cells`` (a new cell's row where its module lists it)."""
     def key(r: dict[str, object]) -> str:
         return f"{r['family']}|{r['method']}|{r['setting']}"
 
@@ -360,7 +360,9 @@ def merge(base: Sequence[dict[str, object]], new: Sequence[dict[str, object]],
             status = ("meets bound anyway" if ok else "fails, as the README says") + " (assumptions do not hold)"
         r.update(assumptions_hold=c.assumptions_hold, status=status)
         out.append(r)
-    return out + [r for k, r in fresh.items() if k not in {key(b) for b in base}]
+    out += [r for k, r in fresh.items() if k not in {key(b) for b in base}]
+    order = {c.key: i for i, c in enumerate(cells)}
+    return sorted(out, key=lambda r: order[key(r)])
 
 
 def _load() -> str:

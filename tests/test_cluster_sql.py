@@ -4,6 +4,8 @@ the cluster-robust meat S^T S from DuckDB's (cluster, player) sums equal the per
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -57,13 +59,19 @@ def test_sql_cluster_sandwich_equals_the_per_cluster_cells(tmp_path, ties):
 
 def test_sql_cluster_meat_weights_and_continuous_outcomes(tmp_path):
     path = tmp_path / "canonical.parquet"
-    _canonical(path)
+    frame = _canonical(path)
     sql, _ = aggregate_comparisons(path, cluster="item")
     cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
     fit = fit_bt(aggregate(cells))
     new = fit.covariance("sandwich", frame=sql, cluster="item")
     old = fit.covariance("sandwich", frame=cells.cells, cluster="item")
     np.testing.assert_allclose(new, old, rtol=0, atol=1e-13 * np.abs(old).max())
+    # the census's sums per item over the decisive votes (outcome 0 or 1), weighted, by pandas from the rows
+    dec = frame[frame["outcome"].isin([0.0, 1.0])]
+    w = dec["weight"]
+    s0, s1 = w.groupby(dec["item"]).sum(), (w * dec["outcome"]).groupby(dec["item"]).sum()
+    assert sql.unit_sums() == (len(s0), pytest.approx(s0.max(), rel=1e-14),
+                               pytest.approx(float(((s1 - s0 / 2) ** 2).sum()), rel=1e-13))
 
 
 def test_sql_cluster_sandwich_against_statsmodels(tmp_path):
@@ -91,13 +99,23 @@ def test_sql_cluster_sandwich_against_statsmodels(tmp_path):
 
 def test_sql_position_test_and_bootstrap_match_the_cells(tmp_path):
     path = tmp_path / "arena.parquet"
-    _arena(path, n=4000, items=40, left_bias=0.4)  # repeated votes per item x pair; a left-position bias
+    frame = _arena(path, n=4000, items=40, left_bias=0.4)  # ~100 votes per item; a left-position bias
     sql, _ = aggregate_comparisons(path, cluster="item")
     cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
     warned = count_warnings(sql, "arena", judge="j")
-    assert warned and "clustered by comparison" in warned[0]
-    assert sql.collapsed  # the units' sums came from DuckDB
+    assert warned and "CR1 t-test clustered by item p = " in warned[0]
+    assert sql.collapsed  # the clusters' sums came from DuckDB
     assert warned == count_warnings(cells, "arena", judge="j")
+    # the score-form CR1 t-test by hand (scipy's t): e_g = sum over item g's decisive votes of (y - 1/2),
+    # se = sqrt(G / (G - 1) sum e_g^2) / N, t = (share - 1/2) / se on G - 1 degrees of freedom
+    from scipy import stats
+
+    dec = frame[frame["winner"] != "tie"]
+    y = (dec["winner"] == "model_a").to_numpy(float)
+    e = pd.Series(y - 0.5).groupby(dec["question_id"].to_numpy()).sum().to_numpy()
+    g, n = len(e), len(y)
+    t = (y.mean() - 0.5) / (np.sqrt(g / (g - 1) * np.sum(e * e)) / n)
+    assert f"p = {2 * stats.t.sf(abs(t), g - 1):.2g})" in warned[0] and g == 40
     # the cluster bootstrap resamples per-cluster pair counts: the counts fetch them, same numbers
     boot = leaderboard_columns(sql, cluster="item", interval="bootstrap", n_resamples=30, rng=3).to_frame()
     assert not sql.collapsed
@@ -105,14 +123,46 @@ def test_sql_position_test_and_bootstrap_match_the_cells(tmp_path):
     np.testing.assert_allclose(boot["ci_low"].to_numpy(float), ref["ci_low"].to_numpy(float), rtol=0, atol=1e-9)
 
 
-def test_sql_cluster_terms_in_a_child_process(tmp_path, monkeypatch):
-    """Under an address-space cap the big queries run in a fresh process (forced here): same numbers."""
+_CAPPED = """
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+from evalkit.engine._duckdb import connect, parquet_columns
+from evalkit.engine.aggregate import aggregate_comparisons
+from evalkit.ratings.leaderboard import leaderboard_columns
+
+threads = lambda: len(os.listdir("/proc/self/task"))
+base = threads()
+con = connect()
+started = threads() - base
+con.close()
+parquet_columns(sys.argv[1])
+counts, _ = aggregate_comparisons(sys.argv[1], cluster="item")
+print(started, threads() - base, repr(leaderboard_columns(counts, cluster="item").to_frame()["ci_low"].tolist()))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc (Linux)")
+def test_under_an_address_cap_no_idle_duckdb_threads_and_the_same_numbers(tmp_path):
+    """Under ``ulimit -v`` the cluster-robust terms run in this process: DuckDB's asynchronous I/O threads
+    are not started (each thread's malloc arena reserves 64 MB of address space: 1.4 GB of a 2 GB cap
+    went to idle threads, and 1e7 rows with 50,000 items ran out of memory), and reading a Parquet
+    schema leaves no database (and threads) behind. Same numbers as without the cap."""
+    import subprocess
+    import sys
+
+    import duckdb
+
     path = tmp_path / "arena.parquet"
     _arena(path, n=1000, items=50)
+    out = subprocess.run([sys.executable, "-c", _CAPPED, str(path)], capture_output=True, text=True, check=True)
+    started, left, lows = out.stdout.split(maxsplit=2)
+    # DuckDB's worker threads (threads = cores, less the calling one) and nothing else; none left at the end
+    con = duckdb.connect()
+    workers = con.sql("SELECT current_setting('threads')").fetchall()[0][0] - 1
+    con.close()
+    assert int(started) <= workers and int(left) == 0
     here = leaderboard_columns(aggregate_comparisons(path, cluster="item")[0], cluster="item").to_frame()
-    monkeypatch.setenv("EVALKIT_CLUSTER_CHILD", "1")
-    child = leaderboard_columns(aggregate_comparisons(path, cluster="item")[0], cluster="item").to_frame()
-    np.testing.assert_array_equal(here["ci_low"].to_numpy(float), child["ci_low"].to_numpy(float))
+    assert eval(lows) == here["ci_low"].tolist()  # the repr of a list of floats: exact
 
 
 def test_missing_cluster_is_the_readers_located_error(tmp_path):
@@ -138,19 +188,18 @@ def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeyp
     frame["question_id"] = q if ids == "int" else "q" + q.astype(str)
     frame.to_parquet(path)
     monkeypatch.setattr(clustered, "DENSE_SCORES", 10**9 if dense else 0)
+    monkeypatch.setattr(clustered, "BATCH_ROWS", 97)  # S, G and the unit sums summed over many batches
     sql, _ = aggregate_comparisons(path, cluster="item")
     cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas")
     fit = fit_bt(aggregate(cells), ties="davidson")
     new = fit.covariance("sandwich", frame=sql, cluster="item")
     old = fit.covariance("sandwich", frame=cells.cells, cluster="item")
     np.testing.assert_allclose(new, old, rtol=0, atol=1e-13 * np.abs(old).max())
-    # the unit sums kept from the meat's pass (one GROUP BY for both, when S is dense) are those of a
-    # pass of their own; and the meat after them (no units wanted then) is the same meat
-    kept = sql.unit_sums()
-    again, _ = aggregate_comparisons(path, cluster="item")
-    assert again.unit_sums() == pytest.approx(kept, rel=1e-12)
-    after = fit.covariance("sandwich", frame=again, cluster="item")
-    np.testing.assert_allclose(after, old, rtol=0, atol=1e-13 * np.abs(old).max())
+    # the position test's sums per cluster (decisive votes: y = left wins), by pandas from the rows
+    dec = frame[frame["winner"] != "tie"]
+    e = (dec["winner"] == "model_a").astype(float).sub(0.5).groupby(dec["question_id"]).sum()
+    votes = dec.groupby("question_id").size()
+    assert sql.unit_sums() == (len(votes), float(votes.max()), pytest.approx(float((e * e).sum()), rel=1e-13))
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")
 
 
@@ -159,8 +208,8 @@ def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeyp
 def test_integer_ids_index_s_directly_or_by_their_table(tmp_path, ids, direct):
     """Nearly dense integer ids (however offset, UBIGINT above 2^63 too) are their own row of S, less
     the smallest (no table of ids, no join); sparse integers and text go through the table of the
-    distinct ids. Either way: the per-cluster cells' sandwich and the units' sums of a pass of their
-    own (the three-key GROUP BY they replaced, run here on the file)."""
+    distinct ids. Either way: the per-cluster cells' sandwich and the position test's sums per
+    cluster, against a GROUP BY of the ids as text run here on the file."""
     import duckdb
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -180,11 +229,38 @@ def test_integer_ids_index_s_directly_or_by_their_table(tmp_path, ids, direct):
     new = fit.covariance("sandwich", frame=sql, cluster="item")
     old = fit.covariance("sandwich", frame=cells.cells, cluster="item")
     np.testing.assert_allclose(new, old, rtol=0, atol=1e-13 * np.abs(old).max())
-    # the units as the former query summed them: three keys, on the ids as text
+    # the decisive votes summed per cluster, on the ids as text
     ref = duckdb.sql(
         "SELECT count(*), max(s0), sum((s1 - 0.5 * s0) * (s1 - 0.5 * s0)) FROM (SELECT "
         "sum(CASE WHEN winner = 'model_a' THEN 1 ELSE 0 END) AS s1, count(*) AS s0 "
         f"FROM read_parquet('{path}') WHERE winner IN ('model_a', 'model_b') AND model_a <> model_b "
-        "GROUP BY CAST(question_id AS VARCHAR), least(model_a, model_b), greatest(model_a, model_b))").fetchall()[0]
+        "GROUP BY CAST(question_id AS VARCHAR))").fetchall()[0]
     assert sql.unit_sums() == (ref[0], float(ref[1]), pytest.approx(float(ref[2]), rel=1e-15))
+    assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")
+
+
+@pytest.mark.parametrize("meat_first", [True, False])
+def test_clusters_and_unit_sums_from_the_meats_pass_or_their_own(tmp_path, monkeypatch, meat_first):
+    """G and the position test's sums come from the meat's pass (no read of their own) or, asked for
+    first, from one GROUP BY: both equal the pandas engine's, and a cluster holding only
+    self-comparisons (dropped) is no cluster."""
+    import evalkit.engine._clustered as clustered
+
+    monkeypatch.setattr(clustered, "BATCH_ROWS", 101)  # summed over many batches
+    path = tmp_path / "arena.parquet"
+    frame = _arena(path, n=1500, items=60, left_bias=0.3)
+    frame.loc[frame["question_id"] == 7, "model_b"] = frame.loc[frame["question_id"] == 7, "model_a"]
+    frame.loc[:40, "model_b"] = frame.loc[:40, "model_a"]  # a few more self-comparisons elsewhere
+    frame.to_parquet(path)
+    sql, _ = aggregate_comparisons(path, cluster="item", self_comparisons="drop")
+    cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas", self_comparisons="drop")
+    if meat_first:
+        leaderboard_columns(sql, cluster="item")
+        assert sql._units is not None  # kept from the meat's pass
+    assert sql.n_clusters == cells.n_clusters == frame.loc[frame["model_a"] != frame["model_b"], "question_id"].nunique()
+    assert 7 not in set(cells.column("item").astype(int).tolist())
+    kept = frame[(frame["model_a"] != frame["model_b"]) & (frame["winner"] != "tie")]
+    e = (kept["winner"] == "model_a").astype(float).sub(0.5).groupby(kept["question_id"]).sum()
+    votes = kept.groupby("question_id").size()
+    assert sql.unit_sums() == (len(votes), float(votes.max()), pytest.approx(float((e * e).sum()), rel=1e-13))
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")

@@ -65,6 +65,26 @@ def _position_unclustered(tmp_path: Path, capsys) -> list[str]:
     return count_warnings(as_cells(frame), "left_right", judge="j")
 
 
+def _position_by_comparison(tmp_path: Path, capsys) -> list[str]:
+    """The cell's design (items hold 20 comparisons of 4 votes): ``evalkit report``'s position test
+    clusters by comparison, and its table and section say what that leaves out."""
+    from coverage_cells._sim import THETA, expit
+
+    from evalkit.report.judge import _position_lines
+    from evalkit.stats.judges import judge_panels, position_bias_table
+
+    gen = np.random.default_rng(7)
+    a = gen.integers(0, 5, 200)
+    b = (a + gen.integers(1, 5, a.size)) % 5
+    item = np.repeat(np.arange(10), 20)
+    p = expit(THETA[a] - THETA[b] + gen.normal(0.0, 0.3, 10)[item])
+    rep = np.repeat(np.arange(a.size), 4)
+    frame = pd.DataFrame({"player_a": a[rep].astype(str), "player_b": b[rep].astype(str), "weight": 1.0,
+                          "outcome": (gen.random(rep.size) < p[rep]).astype(float), "item": item[rep].astype(str)})
+    table = position_bias_table(frame, judge_panels(frame, judge="j"))
+    return list(table["note"]) + _position_lines(table, 0.95)
+
+
 def _efficiency_bootstrap(tmp_path: Path, capsys) -> list[str]:
     from evalkit.metrics.cost import efficiency
 
@@ -145,6 +165,8 @@ WARNINGS: dict[str, tuple[Callable[..., list[str]], str]] = {
         (lambda t, c: _partial_items_cli(t, c, bootstrap=True), "rest on only 10 clusters"),
     "judges|position bias: exact binomial (votes taken as independent)|4 votes per comparison, 500 comparisons, H0":
         (_position_unclustered, "votes taken as independent"),
+    "judges|position bias: CR1 t-test clustered by comparison (ignores the items)|50 items x 20 comparisons x 4 "
+    "votes, item-level position effects, H0": (_position_by_comparison, "varies by item is not covered"),
     "cost|score per token: task bootstrap-t (log scale)|n=20 tasks, p~0.57 (evalkit warns)":
         (_efficiency_bootstrap, "under-covers with few tasks"),
     "cost|paired efficiency ratio: task bootstrap-t (log scale)|n=20 tasks (evalkit warns)":

@@ -196,22 +196,40 @@ def test_alpaca_eval_annotators_are_matched_to_their_models():
 
 @pytest.mark.parametrize("judge", ["gpt3", "gpt4", "crowd"])
 def test_count_warnings_equal_row_warnings(judge):
-    """`rate`/`summary` warn from the aggregated cells; the lines equal the row-based ones."""
+    """`rate`/`summary` warn from the aggregated cells. Without a cluster the lines equal the row-based
+    ones where each comparison has one vote (the cells cannot tell repeated votes on one comparison
+    apart, and say so); with `--cluster item` the test is clustered by the item, as the intervals
+    are: the p-value equals the score-form CR1 t-test computed here from the rows with scipy."""
+    from scipy import stats
+
     from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.report.judge import judge_warnings
     from evalkit.stats.judges import count_warnings, judge_from_source
 
     path = f"{LLMFAO}/{judge}-comparisons.csv"
     frame, report = read_comparisons(path)
-    counts, _ = aggregate_comparisons(path, cluster="item")  # cells that keep the item: comparisons are known
     name = judge_from_source(path)
     rows = judge_warnings(frame, report.format, judge=name)
-    assert rows and count_warnings(counts, report.format, judge=name) == rows
-    # without the items the cells cannot tell repeated votes on one comparison apart: the line says so
     plain, _ = aggregate_comparisons(path)
     lines = count_warnings(plain, report.format, judge=name)
     assert "votes taken as independent" in lines[0]
     assert ("clustered by comparison" in rows[0]) == (judge == "crowd")  # ~4 votes per comparison there
+    if judge != "crowd":
+        assert lines == [rows[0].replace("binomial p", "binomial, votes taken as independent (`evalkit report` "
+                                         "clusters repeated votes on one comparison) p"), *rows[1:]]
+    counts, _ = aggregate_comparisons(path, cluster="item")
+    dec = frame[frame["outcome"].isin([0.0, 1.0])]
+    y, w = (dec["outcome"] == 1.0).to_numpy(float), dec["weight"].to_numpy(float)
+    e = pd.Series(w * (y - 0.5)).groupby(dec["item"].astype(str).to_numpy()).sum().to_numpy()
+    g, n = len(e), w.sum()
+    t = (np.sum(w * y) / n - 0.5) / (np.sqrt(g / (g - 1) * np.sum(e * e)) / n)
+    p = 2 * stats.t.sf(abs(t), g - 1)
+    every = count_warnings(counts, report.format, judge=name, alpha=1.0)  # the position line whatever its p
+    assert f"(CR1 t-test clustered by item p = {p:.2g})" in every[0]
+    assert every[0].split(" (")[0] == rows[0].split(" (")[0] and every[1:] == rows[1:]
+    by_item = count_warnings(counts, report.format, judge=name)
+    # the crowd's 13 prompts: p = 0.17 by item (5.4e-4 by comparison, which ignores the prompts; 1e-6 unclustered)
+    assert by_item == (every if p < 0.05 else every[1:]) and (p < 0.05) == (judge != "crowd")
 
 
 def test_judge_section_shows_hostile_judge_names_literally(tmp_path):

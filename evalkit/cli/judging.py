@@ -88,7 +88,7 @@ def print_warnings(counts, fmt: str | None, args: argparse.Namespace) -> None:
     lines = count_warnings(counts, fmt, judge=judge)
     cluster = getattr(args, "cluster", None)
     if cluster is not None and counts.n_clusters is not None:
-        from evalkit.report.judge import cluster_warning
+        from evalkit._cluster import cluster_warning
 
         note = cluster_warning(int(counts.n_clusters), f"The cluster-robust interval over {cluster!r}", emit=False)
         lines += [f"warning: {note}"] if note else []

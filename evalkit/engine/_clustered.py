@@ -14,11 +14,15 @@ player_b, outcome, cluster)`` are about as many as the rows; fetching them into 
   integer cluster is its own row of ``S``, less the smallest id, other clusters join a table of
   the distinct ids) and joins each row to its cell's ``u`` on those codes; the rows stream in
   batches into a dense ``S`` (``np.add.at``), or, for a large ``S``, DuckDB sums its non-zeros:
-  memory of the size of ``S``, not of the rows. The same connection sums the position test's
-  comparison units (:meth:`SqlClusterCounts.unit_sums`, one ``GROUP BY`` on one integer key), so
-  one process start serves both;
-- ``G`` (the number of clusters), whether a cluster is missing and an integer cluster's smallest
-  and largest id come from one more ``count(DISTINCT ...)``.
+  memory of the size of ``S``, not of the rows. The same batches give ``G`` (the number of
+  clusters) and the position test's sums per cluster (:meth:`SqlClusterCounts.unit_sums`);
+  without the meat (or with a large ``S``) one ``GROUP BY`` on the cluster gives them;
+- whether a cluster is missing and an integer cluster's smallest and largest id come from one
+  query before the fit (:func:`cluster_census`), which a Parquet file answers from its statistics.
+
+Under an address-space cap (``ulimit -v``) all of it runs in this process: the connections
+start no asynchronous I/O threads (:func:`evalkit.engine._duckdb.connect`), whose ``malloc``
+arenas took 1.4 GB of a 2 GB cap, and DuckDB spills past its ``memory_limit``.
 
 Everything else that needs the per-cluster cells (the cluster bootstrap's resampling units,
 the judge panels of the warnings, merging several files) reads :attr:`ComparisonCounts.cells`
@@ -28,34 +32,28 @@ from then on (the same cells, the same memory, as before).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalkit.io.counts import ComparisonCounts
-from evalkit.io.fastpath import KEY_TYPES, CellSpec, _outcome_sql, _q, cell_sql
+from evalkit.io.fastpath import KEY_TYPES, CellSpec, _lit, _outcome_sql, _q, cell_sql
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
-__all__ = ["SqlClusterCounts", "cluster_census", "gram", "isolated"]
+__all__ = ["SqlClusterCounts", "cluster_census", "gram"]
 
 
 def _connect() -> Any:
-    import os
+    from evalkit.engine._duckdb import configure, connect
 
-    import duckdb
-
-    from evalkit.engine._duckdb import configure
-
-    con = duckdb.connect()
+    con = connect()
     con.execute("SET preserve_insertion_order = false")
-    # memory_limit under an address-space cap, spilling to a private temp_directory: a tenth of the
-    # cap in a process whose DuckDB already ran queries (it keeps the address space it mapped), 30 %
-    # in :func:`isolated`'s fresh child
-    configure(con, share=0.3 if os.environ.get("EVALKIT_CLUSTER_CHILD") == "0" else 0.1)
+    # memory_limit under an address-space cap (a quarter of it), spilling to a private temp_directory
+    configure(con, share=0.25)
     return con
 
 
@@ -64,28 +62,70 @@ INT_TYPES = tuple(t for t in KEY_TYPES if t != "VARCHAR")
 
 
 def cluster_census(con: Any, spec: CellSpec, relation: str, kind: str | None = None
-                   ) -> tuple[int, bool, tuple[int, int] | None]:
-    """``(G, some cluster missing, span)`` of the file: one ``count(DISTINCT)`` over the cluster column.
+                   ) -> tuple[bool, tuple[int, int] | None]:
+    """``(some cluster missing, span)`` of the file, from one query that a Parquet file answers
+    from its statistics (3 ms at 1e7 rows).
 
-    ``span`` is ``(smallest, largest)`` of an integer cluster column (``kind``, its DuckDB type) whose
-    values are nearly dense (at most ``2 G + 1024`` values from the smallest to the largest): the
-    value less the smallest is then the cluster's row of ``S`` and of the units' key, and the
-    cluster-robust terms need no table of the ids and no join to it; else None."""
+    ``span`` is ``(smallest, largest)`` of an integer cluster column (``kind``, its DuckDB type) with
+    at most ``2 N + 1024`` values from the smallest to the largest (``N`` rows): the value less the
+    smallest is then the cluster's row of ``S``, and the cluster-robust terms need no table of the
+    ids and no join to it; else None. ``G`` and the position test's sums come later, from the
+    meat's pass (or :func:`_census_sql`)."""
     from evalkit.engine._duckdb import run
 
     assert spec.cluster is not None
     col = _q(spec.cluster)
     ints = kind in INT_TYPES
     span_sql = f", min({col}), max({col})" if ints else ""
-    # counted as stored: text or integer keys only (fastpath.KEY_TYPES), whose distinct values are those
-    # of their text; 0.25 s against 0.55 s for the text at 1e7 rows
-    got = run(con, f"SELECT count(DISTINCT {col}) FILTER (WHERE {_not_self(spec)}), "
-                   f"coalesce(bool_or({col} IS NULL), false){span_sql} FROM {relation}", "all")[0]
-    g, missing = int(got[0]), bool(got[1])
+    got = run(con, f"SELECT count(*) - count({col}), count(*){span_sql} FROM {relation}", "all")[0]
     span = None
-    if ints and got[2] is not None and int(got[3]) - int(got[2]) + 1 <= 2 * g + 1024:
+    if ints and got[2] is not None and int(got[3]) - int(got[2]) + 1 <= 2 * int(got[1]) + 1024:
         span = (int(got[2]), int(got[3]))
-    return g, missing, span
+    return bool(got[0]), span
+
+
+def _census_sql(spec: CellSpec, relation: str) -> tuple[int, tuple[int, float, float]]:
+    """``(G, unit sums)`` by one ``GROUP BY`` on the cluster, for counts whose meat was not computed
+    (the meat's pass gives both; this one costs a read of the file). ``G`` counts the clusters
+    holding a comparison that is not a self-comparison; the unit sums are
+    :meth:`SqlClusterCounts.unit_sums`."""
+    from evalkit.engine._duckdb import run
+
+    assert spec.cluster is not None
+    held = "g IS NOT NULL AND votes > 0"
+    con = _connect()
+    try:
+        got = run(con, f"SELECT count(*) FILTER (WHERE g IS NOT NULL AND live), count(*) FILTER (WHERE {held}), "
+                       f"coalesce(max(s0) FILTER (WHERE {held}), 0), "
+                       f"coalesce(sum((s1 - 0.5 * s0) * (s1 - 0.5 * s0)) FILTER (WHERE {held}), 0) FROM "
+                       f"(SELECT {_q(spec.cluster)} AS g, {_census_sums(spec)} FROM {relation} GROUP BY g)", "all")[0]
+    finally:
+        con.close()
+    return int(got[0]), (int(got[1]), float(got[2]), float(got[3]))
+
+
+def _census_sums(spec: CellSpec) -> str:
+    """SQL aggregates per cluster over its comparisons that are not self-comparisons: ``live`` (one
+    exists), ``votes`` (decisive ones: outcome 0 or 1, with a weight), ``s0`` (their weight) and
+    ``s1`` (the weight of those won by ``player_a``)."""
+    diff = _not_self(spec)
+    if spec.wins:  # a row per pair: each decisive count column is a weight of its outcome
+        cols = [(f"TRY_CAST({_q(c)} AS DOUBLE)", o) for c, o in spec.wins if o in (0.0, 1.0)]
+        votes = " + ".join(f"count({w}) FILTER (WHERE {diff})" for w, _ in cols) or "0"
+        s0 = " + ".join(f"coalesce(sum({w}) FILTER (WHERE {diff}), 0)" for w, _ in cols) or "0"
+        s1 = " + ".join(f"coalesce(sum({w}) FILTER (WHERE {diff}), 0)" for w, o in cols if o == 1.0) or "0"
+        return f"bool_or({diff}) AS live, {votes} AS votes, {s0} AS s0, {s1} AS s1"
+    assert spec.outcome is not None
+    if spec.labels is None:
+        won, lost = (f"TRY_CAST({_q(spec.outcome)} AS DOUBLE) = {v}" for v in (1, 0))
+    else:
+        text = f"CAST({_q(spec.outcome)} AS VARCHAR)"
+        won, lost = (f"{text} IN ({', '.join(_lit(k) for k, o in spec.labels.items() if o == v) or 'NULL'})"
+                     for v in (1.0, 0.0))
+    w = f"TRY_CAST({_q(spec.weight)} AS DOUBLE)" if spec.weight else "CAST(1 AS DOUBLE)"
+    return (f"bool_or({diff}) AS live, count({w}) FILTER (WHERE {diff} AND ({won} OR {lost})) AS votes, "
+            f"coalesce(sum({w}) FILTER (WHERE {diff} AND ({won} OR {lost})), 0) AS s0, "
+            f"coalesce(sum({w}) FILTER (WHERE {diff} AND {won}), 0) AS s1")
 
 
 def rows_sql(spec: CellSpec, relation: str, cluster: str | None = None) -> str:
@@ -118,15 +158,15 @@ class SqlClusterCounts(ComparisonCounts):
     docstring); :meth:`cluster_scores` works on the collapsed cells only.
     """
 
-    def __init__(self, cells: Mapping[str, Any], cluster: str, *, n_clusters: int, spec: CellSpec,
-                 relation: str, path: Path, opts: dict[str, Any], fmt: str,
-                 span: tuple[int, int] | None = None) -> None:
+    def __init__(self, cells: Mapping[str, Any], cluster: str, *, spec: CellSpec, relation: str, path: Path,
+                 opts: dict[str, Any], fmt: str, span: tuple[int, int] | None = None) -> None:
         super().__init__({**cells, cluster: np.zeros(len(cells["n"]), dtype=object)}, cluster)
         assert self._arrays is not None
         del self._arrays[cluster]  # the placeholder only satisfied the check of the columns
-        self._g, self._spec, self._relation, self._path = n_clusters, spec, relation, path
+        self._spec, self._relation, self._path = spec, relation, path
         self._opts, self._fmt, self._span = opts, fmt, span
         self._expanded = False
+        self._g: int | None = None  # G and the unit sums: from the meat's pass, else _census_sql
         self._units: tuple[int, float, float] | None = None
 
     @property
@@ -136,6 +176,10 @@ class SqlClusterCounts(ComparisonCounts):
 
     @property
     def n_clusters(self) -> int:
+        """``G``, the clusters holding a comparison that is not a self-comparison (from the meat's
+        pass when it ran first, else one ``GROUP BY``)."""
+        if self._g is None:
+            self._g, self._units = _census_sql(self._spec, self._relation)
         return self._g
 
     @property
@@ -172,8 +216,8 @@ class SqlClusterCounts(ComparisonCounts):
         """``S^T S`` (``n_cols x n_cols``, CSR), ``S`` (``G x n_cols``) holding per cluster the sum over
         its comparisons of ``w * u`` in ``player_a``'s column and ``-w * u`` in ``player_b``'s (and
         ``w * u_extra`` in the last column, Davidson's ``log nu``); ``u`` / ``u_extra`` per collapsed
-        cell (one comparison of unit weight). One pass over the file as integer codes, which also
-        gives :meth:`unit_sums` (kept for the warnings); only ``S`` or its non-zeros reach Python."""
+        cell (one comparison of unit weight). One pass over the file as integer codes; only ``S`` or its
+        non-zeros reach Python."""
         if not self.collapsed:
             raise RuntimeError("cluster_meat needs the collapsed cells; these were expanded.")
         players, a, b = self.codes()
@@ -181,24 +225,24 @@ class SqlClusterCounts(ComparisonCounts):
                  "outcome": self.column("outcome").astype(float), "u": np.asarray(u, dtype=float)}
         if u_extra is not None:
             table["ue"] = np.asarray(u_extra, dtype=float)
-        meat, units = isolated("terms", spec=self._spec, relation=self._relation, players=players, table=table,
-                               n_cols=n_cols, units=self._units is None, span=self._span)
-        self._units = self._units or units
-        assert meat is not None
+        meat, g, units = _meat(self._spec, self._relation, players, table, n_cols, self._span)
+        self._g, self._units = g, units or self._units
         return meat
 
     def unit_sums(self) -> tuple[int, float, float]:
-        """Decisive votes (outcome 0 or 1) grouped into comparison units (cluster x unordered pair):
-        ``(units, largest weight of a unit, sum over units of (sum w y - sum w / 2)^2)`` with
-        ``y = outcome == 1``: what the clustered position-bias test needs
-        (:func:`evalkit.stats.judge_warnings.clustered_share_test`), from DuckDB (kept from
-        :meth:`cluster_meat`'s pass when that ran first)."""
+        """Decisive votes (outcome 0 or 1, a weight; self-comparisons left out) summed per cluster:
+        ``(clusters holding one, largest weight of a cluster, sum over clusters of (sum w y - sum w /
+        2)^2)`` with ``y = outcome == 1``: what the position-bias test clustered by the counts'
+        cluster needs (:func:`evalkit.stats.judge_warnings.clustered_share_test`), from the meat's
+        pass when it ran first, else one ``GROUP BY``."""
         if self._units is None:
-            self._units = isolated("terms", spec=self._spec, relation=self._relation, players=self.codes()[0],
-                                   table=None, n_cols=0, units=True, span=self._span)[1]
-        assert self._units is not None
+            self._g, self._units = _census_sql(self._spec, self._relation)
         return self._units
 
+
+#: Rows per batch of the meat's stream: its NumPy temporaries stay small (fresh memory costs its first
+#: touch: 1e6 rows took 0.91x the time of 4e6 in the whole command, 1e7 rows, 50,000 clusters)
+BATCH_ROWS = 1_000_000
 
 #: Above this many entries of ``S`` (clusters x columns) the meat's scores are summed by DuckDB's
 #: ``GROUP BY`` into a sparse ``S``; at or below it, streamed into a dense ``S`` by ``np.add.at``.
@@ -239,11 +283,16 @@ def _coded(con: Any, spec: CellSpec, relation: str, players: Any, span: tuple[in
             f"JOIN names nb ON r.player_b = nb.name {join} WHERE {where}"), int(n_g)
 
 
-def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_cols: int) -> csr_matrix:
-    """``S^T S`` from the coded rows: each row joins its collapsed cell's unit score on the
-    players' codes and the outcome, and adds ``w * u`` to ``S[gid, ca]``, ``-w * u`` to
-    ``S[gid, cb]`` (and ``w * ue`` to the last column). Small ``S``: the rows stream in batches
-    into ``np.add.at`` (memory: ``S`` and one batch); large ``S``: DuckDB sums the non-zeros."""
+def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_cols: int, weighted: bool
+             ) -> tuple[csr_matrix, int, tuple[int, float, float] | None]:
+    """``(S^T S, G, unit sums or None)`` from the coded rows: each row joins its collapsed cell's
+    unit score on the players' codes and the outcome, and adds ``w * u`` to ``S[gid, ca]``,
+    ``-w * u`` to ``S[gid, cb]`` (and ``w * ue`` to the last column).
+
+    Small ``S``: the rows stream in batches into ``np.add.at`` (memory: ``S`` and one batch), and
+    the same batches give ``G`` (the clusters with a row) and the position test's sums per cluster
+    (a sign per row: +1 won by ``player_a``, -1 lost, 0 neither; its weight when ``weighted``).
+    Large ``S``: DuckDB sums the non-zeros, and the unit sums are left to :func:`_census_sql`."""
     from scipy.sparse import coo_matrix, csr_matrix
 
     from evalkit.engine._duckdb import run
@@ -257,100 +306,67 @@ def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_col
         sql = f"SELECT c.gid, c.ca, c.cb, c.weight * u.u AS wu{', c.weight * u.ue AS we' if extra else ''} {join}"
         got = run(con, f"SELECT gid, p, sum(v) AS v FROM (SELECT gid, unnest([{', '.join(cols)}]) AS p, "
                        f"unnest([{', '.join(vals)}]) AS v FROM ({sql})) GROUP BY gid, p", "numpy")
-        return gram(coo_matrix((got["v"], (got["gid"], got["p"])), shape=(n_g, n_cols)).tocsr())
+        meat = gram(coo_matrix((got["v"], (got["gid"], got["p"])), shape=(n_g, n_cols)).tocsr())
+        return meat, int(np.unique(got["gid"]).size), None
     scores = np.zeros(n_g * n_cols)
     row = f"c.gid * {n_cols}"
-    rel = con.sql(f"SELECT {row} + c.ca, {row} + c.cb, coalesce(c.weight * u.u, 0)"  # a missing weight adds nothing
+    sign = "CAST(CASE c.outcome WHEN 1 THEN 1 WHEN 0 THEN -1 ELSE 0 END AS TINYINT)"
+    rel = con.sql(f"SELECT {row} + c.ca, {row} + c.cb, coalesce(c.weight * u.u, 0), {sign}"  # a missing weight adds nothing
+                  + (", coalesce(c.weight, 0)" if weighted else "")
                   + (f", {row} + {n_cols - 1}, coalesce(c.weight * u.ue, 0)" if extra else "") + f" {join}")
     # to_arrow_reader where DuckDB has it (2.0 deprecates fetch_arrow_reader), fetch_arrow_reader before
     reader = getattr(rel, "to_arrow_reader", None) or rel.fetch_arrow_reader
-    for batch in reader(4_000_000):
+    sums = np.zeros((4, n_g))  # per cluster: rows, decisive rows, their weight, their signed weight
+    for batch in reader(BATCH_ROWS):
         # np.add.at, not np.bincount(minlength=S.size): its cost is the batch's, not S's (numpy >= 1.25)
-        wu = batch.column(2).to_numpy()
-        np.add.at(scores, batch.column(0).to_numpy(), wu)
-        np.add.at(scores, batch.column(1).to_numpy(), -wu)
+        first, wu = _numpy(batch.column(0)), _numpy(batch.column(2))
+        np.add.at(scores, first, wu)
+        np.add.at(scores, _numpy(batch.column(1)), -wu)
         if extra:
-            np.add.at(scores, batch.column(3).to_numpy(), batch.column(4).to_numpy())
+            np.add.at(scores, _numpy(batch.column(5 if weighted else 4)), _numpy(batch.column(6 if weighted else 5)))
+        _add_sums(sums, first // n_cols, _numpy(batch.column(3)), _numpy(batch.column(4)) if weighted else None)
     s = scores.reshape(n_g, n_cols)
-    return csr_matrix(s.T @ s)
+    held = sums[1] > 0
+    units = (int(held.sum()), float(sums[2][held].max(initial=0.0)), float(np.sum((0.5 * sums[3][held]) ** 2)))
+    return csr_matrix(s.T @ s), int(np.count_nonzero(sums[0])), units
 
 
-def _units_sql(con: Any, coded: str, n_g: int, n: int) -> tuple[int, float, float]:
-    """:meth:`SqlClusterCounts.unit_sums` from the coded rows (one ``GROUP BY`` on integer codes: the
-    unit as one ``BIGINT`` when it fits in 62 bits, a third faster than three keys)."""
-    from evalkit.engine._duckdb import run
-
-    unit = (f"(gid * {n} + least(ca, cb)) * {n} + greatest(ca, cb)" if n_g * n * n < 2**62
-            else "gid, least(ca, cb), greatest(ca, cb)")
-    sql = ("SELECT count(*), coalesce(max(s0), 0), coalesce(sum((s1 - 0.5 * s0) * (s1 - 0.5 * s0)), 0) FROM "
-           "(SELECT sum(CASE WHEN outcome = 1 THEN weight ELSE 0 END) AS s1, sum(weight) AS s0 "
-           f"FROM ({coded}) WHERE outcome IN (0, 1) GROUP BY {unit})")
-    ((units, largest, e0sq),) = run(con, sql, "all")
-    return int(units), float(largest), float(e0sq)
+def _add_sums(sums: np.ndarray, gid: np.ndarray, sign: np.ndarray, weight: np.ndarray | None) -> None:
+    """Add a batch's rows to ``sums`` (per cluster: rows, decisive rows, their weight, their weight
+    times the sign), each by ``np.bincount`` over the clusters (its cost is the batch's)."""
+    n_g = sums.shape[1]
+    decisive = (sign != 0).astype(float)
+    sums[0] += np.bincount(gid, minlength=n_g)
+    votes = np.bincount(gid, weights=decisive, minlength=n_g)
+    sums[1] += votes
+    sums[2] += votes if weight is None else np.bincount(gid, weights=decisive * weight, minlength=n_g)
+    sums[3] += np.bincount(gid, weights=sign if weight is None else sign * weight, minlength=n_g)
 
 
-def _terms(spec: CellSpec, relation: str, players: Any, table: dict[str, np.ndarray] | None, n_cols: int,
-           units: bool, span: tuple[int, int] | None = None
-           ) -> tuple[csr_matrix | None, tuple[int, float, float] | None]:
-    """``(meat, unit sums)`` in one DuckDB connection (one process under a cap): the meat when
-    ``table`` (the unit scores) is given, the unit sums when ``units``. Each reads the file again
-    (one aggregation grouping both by the unit, with a join to the scores, was slower: 3.6 s against
-    1.1 + 1.5 s at 1e7 rows and 50,000 items)."""
+def _numpy(column: Any) -> np.ndarray:
+    """A numeric Arrow column without nulls as a read-only NumPy view of its buffer (pyarrow's
+    ``to_numpy`` imports pandas, 0.3 s, to check for it)."""
+    if column.null_count:  # pragma: no cover - the queries above coalesce or compute every value
+        raise ValueError("a cluster-robust term came back missing")
+    dtype = np.dtype(str(column.type))  # int64, int8 or double
+    return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column), offset=column.offset * dtype.itemsize)
+
+
+def _meat(spec: CellSpec, relation: str, players: Any, table: dict[str, np.ndarray], n_cols: int,
+          span: tuple[int, int] | None) -> tuple[csr_matrix, int, tuple[int, float, float] | None]:
+    """``(meat, G, unit sums or None)`` (:func:`_meat_on`) on a connection of its own; DuckDB out of
+    memory is a :class:`MemoryError` (one line from the CLI)."""
+    import duckdb
+
     con = _connect()
     try:
-        (code, n_g), n = _coded(con, spec, relation, players, span), len(players)
-        meat = None if table is None else _meat_on(con, code, n_g, table, n_cols)
-        return meat, (_units_sql(con, code, n_g, n) if units else None)
+        code, n_g = _coded(con, spec, relation, players, span)
+        return _meat_on(con, code, n_g, table, n_cols, weighted=bool(spec.weight or spec.wins))
+    except duckdb.OutOfMemoryException as exc:
+        raise MemoryError(f"DuckDB ran out of memory computing the cluster-robust terms "
+                          f"({str(exc).splitlines()[0]})") from exc
     finally:
         con.close()
-
-
-_TASKS: dict[str, Callable[..., Any]] = {"terms": _terms}
-
-
-def _address_cap() -> bool:
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return False
-    return resource.getrlimit(resource.RLIMIT_AS)[0] != resource.RLIM_INFINITY
-
-
-def isolated(task: str, **kw: Any) -> Any:
-    """Run a task of this module in this process, or, under an address-space limit (``ulimit -v``;
-    or ``EVALKIT_CLUSTER_CHILD=1``), in a fresh child process: DuckDB keeps the address space it
-    mapped for this process's earlier queries (1.4 GB of a 2 GB cap after reducing 1e7 rows, with
-    130 MB resident), so a second large query here would fail where a new process has room. The
-    child gets the same limit and returns only the small result."""
-    import os
-
-    if not (_address_cap() or os.environ.get("EVALKIT_CLUSTER_CHILD") == "1"):
-        return _TASKS[task](**kw)
-    import pickle
-    import subprocess
-    import sys
-    import tempfile
-
-    with tempfile.TemporaryDirectory(prefix="evalkit-cluster-") as tmp:
-        job, out = Path(tmp) / "job.pkl", Path(tmp) / "out.pkl"
-        job.write_bytes(pickle.dumps((task, kw)))
-        env = {**os.environ, "EVALKIT_CLUSTER_CHILD": "0"}
-        done = subprocess.run([sys.executable, "-c", "import sys; from evalkit.engine._clustered import _child; "
-                               "_child(sys.argv[1])", tmp], env=env, capture_output=True, text=True)
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-            if "memory" in done.stderr.lower():
-                raise MemoryError(f"the cluster-robust terms ran out of memory in their DuckDB process ({last})")
-            raise RuntimeError(f"the cluster-robust terms' DuckDB process failed: {last}")
-        return pickle.loads(out.read_bytes())
-
-
-def _child(folder: str) -> None:
-    """Entry point of :func:`isolated`'s child: run ``job.pkl``'s task, write ``out.pkl``."""
-    import pickle
-
-    task, kw = pickle.loads((Path(folder) / "job.pkl").read_bytes())
-    (Path(folder) / "out.pkl").write_bytes(pickle.dumps(_TASKS[task](**kw)))
 
 
 def gram(scores: csr_matrix, *, block: int = 4096) -> csr_matrix:

@@ -19,16 +19,17 @@ from evalkit.io._limits import check_columns, check_lines, current_limits
 from evalkit.io.fastpath import KEY_TYPES, cell_spec, cell_sql
 from evalkit.io.formats import _CSV_NA, check_unique_columns, container_of, detect_format, read_head
 
-__all__ = ["check_header", "configure", "relation", "run", "duckdb_file_cells"]
+__all__ = ["check_header", "configure", "connect", "relation", "run", "duckdb_file_cells"]
 
 
 def _is_tsv(path: Path) -> bool:
     return bool({".tsv", ".tab"} & {s.lower() for s in path.suffixes})
 
 
-def check_header(path: Path, head: bytes) -> str | None:
+def check_header(path: Path, head: bytes, con: Any = None) -> str | None:
     """The container of a local file (None when the pandas reader must sniff it), after
-    checking that its header names no column twice (ValueError)."""
+    checking that its header names no column twice (ValueError); ``con``: a DuckDB connection
+    to read a Parquet schema with (else a short-lived one)."""
     if not head.strip() or head[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return None
     try:
@@ -36,7 +37,7 @@ def check_header(path: Path, head: bytes) -> str | None:
     except ValueError:
         return None
     if kind == "parquet":
-        names = parquet_columns(path)
+        names = parquet_columns(path, con)
         if names is None:
             return None
         check_unique_columns(path, [n for n in names if not n.startswith("__index")])
@@ -80,16 +81,23 @@ def _first_line(path: Path, head: bytes) -> str | None:
         return None
 
 
-def parquet_columns(path: Path) -> list[str] | None:
+def parquet_columns(path: Path, con: Any = None) -> list[str] | None:
     """Top-level column names of a Parquet file as written, duplicates kept (DuckDB's
-    ``parquet_schema`` lists the flattened schema tree; None when it cannot be read)."""
+    ``parquet_schema`` lists the flattened schema tree; None when it cannot be read), read on
+    ``con`` or a short-lived connection (not DuckDB's default one, whose database and threads
+    would live as long as the process)."""
     import duckdb
 
     lit = "'" + str(path).replace("'", "''") + "'"
+    own = con is None
+    con = connect(threads=1) if own else con
     try:
-        rows = duckdb.execute(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
+        rows = con.execute(f"SELECT name, num_children FROM parquet_schema({lit})").fetchall()
     except duckdb.Error:
         return None
+    finally:
+        if own:
+            con.close()
     names, k = [], 1
 
     def skip(k: int) -> int:  # past the node at k and its subtree
@@ -105,9 +113,10 @@ def parquet_columns(path: Path) -> list[str] | None:
     return names
 
 
-def relation(path: Path, head: bytes) -> str | None:
-    """DuckDB table function reading ``path`` (None: let the pandas reader handle it)."""
-    kind = check_header(path, head)
+def relation(path: Path, head: bytes, con: Any = None) -> str | None:
+    """DuckDB table function reading ``path`` (None: let the pandas reader handle it);
+    ``con``: as in :func:`check_header`."""
+    kind = check_header(path, head, con)
     if kind is None:
         return None
     lit = "'" + str(path).replace("'", "''") + "'"
@@ -129,6 +138,33 @@ def relation(path: Path, head: bytes) -> str | None:
     return f"read_json({lit}, format={fmt}, compression={gz})"
 
 
+def _address_cap() -> int:
+    """The process's address-space limit in bytes (``ulimit -v``), or -1 without one."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows: no address-space limit to read
+        return -1
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return -1 if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def connect(**config: Any) -> Any:
+    """A new in-memory DuckDB connection (``config``: DuckDB settings), its own database.
+
+    Under an address-space limit DuckDB's asynchronous I/O threads (eight in DuckDB 2.0; local
+    files do not need them) are not started: each thread's ``malloc`` arena reserves 64 MB of
+    address space and its stack 8 MB, about 650 MB of a 2 GB ``ulimit -v`` for idle threads.
+    (DuckDB before 2.0 has no such threads, nor the setting.)"""
+    import duckdb
+
+    if _address_cap() > 0:
+        try:
+            return duckdb.connect(config={**config, "async_threads": 0})
+        except duckdb.Error:  # DuckDB < 2.0: no async_threads setting
+            pass
+    return duckdb.connect(config=config)
+
+
 def configure(con: Any, *, share: float = 0.2) -> None:
     """Bound DuckDB's memory and let it spill: under an address-space limit (``ulimit -v``, which
     DuckDB does not see) ``memory_limit`` is ``share`` (20 %) of it, and operators that exceed it spill to a
@@ -140,13 +176,7 @@ def configure(con: Any, *, share: float = 0.2) -> None:
     import shutil
     import tempfile
 
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows: no address-space limit to read
-        soft = -1
-    else:
-        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
-        soft = -1 if soft == resource.RLIM_INFINITY else soft
+    soft = _address_cap()
     # DuckDB's progress bar writes to stdout (a pipe too) for queries over 2 s: it would corrupt --json
     # and --format csv output; the CLI shows its own progress on stderr
     con.execute("SET enable_progress_bar = false")
@@ -202,14 +232,14 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
     The cells are unchecked: see :func:`~evalkit.io.fastpath.first_problem`.
 
     With a cluster the cells are collapsed over it and ``clustered`` holds what
-    :class:`~evalkit.engine._clustered.SqlClusterCounts` needs (``spec``, ``relation``, ``G``):
+    :class:`~evalkit.engine._clustered.SqlClusterCounts` needs (``spec``, ``relation``, ``span``):
     the cluster-robust terms are computed in SQL later (a missing cluster: None, the pandas
     reader's located error)."""
     import duckdb
 
     if not path.is_file():
         return None
-    rel = relation(path, read_head(path))
+    rel = relation(path, read_head(path), con)
     if rel is None:
         return None
     try:
@@ -232,10 +262,10 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
 
             from evalkit.engine._clustered import cluster_census
 
-            g, missing, span = cluster_census(con, spec, rel, types.get(spec.cluster))
+            missing, span = cluster_census(con, spec, rel, types.get(spec.cluster))
             if missing:
                 return None
-            clustered = {"spec": spec, "relation": rel, "n_clusters": g, "span": span}
+            clustered = {"spec": spec, "relation": rel, "span": span}
             spec = replace(spec, cluster=None, cluster_name=None)
         cells = run(con, cell_sql(spec, rel), "numpy")
     except duckdb.OutOfMemoryException as exc:  # the pandas reader would need more memory, not less

@@ -27,7 +27,7 @@ import numpy as np
 
 from evalkit._lazy import is_dataframe
 from evalkit._progress import ProgressFn, tick
-from evalkit.engine._duckdb import configure, duckdb_file_cells
+from evalkit.engine._duckdb import configure, connect, duckdb_file_cells
 from evalkit.engine._names import AGGREGATION_ENGINES
 from evalkit.io.counts import ComparisonCounts
 from evalkit.io.fastpath import first_problem
@@ -211,11 +211,9 @@ def _duckdb(paths: list[Path], *, cluster: str | None, read: dict[str, Any], fas
             progress: ProgressFn | None) -> tuple[ComparisonCounts, ReadReport]:
     """Each file by one DuckDB query; the files it cannot take (or with an invalid row) by the
     pandas reader, together (exact errors and line numbers, AlpacaEval notes across files)."""
-    import duckdb
-
     opts = {"columns": read["columns"], "outcome_map": read.get("outcome_map"),
             "self_comparisons": read.get("self_comparisons", "error")}
-    con = duckdb.connect()
+    con = connect()
     con.execute("SET preserve_insertion_order = false")
     configure(con)
     done: dict[int, tuple[ComparisonCounts, ReadReport]] = {}

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit._cluster import MIN_CLUSTERS
 from evalkit._format import decimals_for, format_count, format_estimate, format_number, format_p
 from evalkit.plots._layout import THIN_N
 from evalkit.report.document import plain
@@ -26,8 +27,6 @@ from evalkit.report.headline import Headline
 __all__ = ["THIN_N", "MIN_CLUSTERS", "thin_mask", "leaderboard_findings", "comparison_findings", "read_caveats",
            "test_name"]
 
-#: Fewer clusters than this: cluster-robust and cluster-bootstrap intervals are rough.
-MIN_CLUSTERS = 30
 
 
 def _col(table: Any, name: str) -> np.ndarray | None:

@@ -12,11 +12,10 @@ than ~30 clusters.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
+from evalkit._cluster import MIN_CLUSTERS, SmallClusterWarning, cluster_warning
 from evalkit._format import format_count, format_p
 from evalkit.report.document import Bullets, ReportContext, Section, Table, Text, plain, table_rows
 from evalkit.report.headline import Headline
@@ -34,27 +33,9 @@ from evalkit.stats.judges import (
 __all__ = ["SmallClusterWarning", "judge_section", "judge_warnings", "cluster_warning", "MIN_CLUSTERS",
            "position_findings", "self_preference_findings"]
 
-MIN_CLUSTERS = 30
-
-
-class SmallClusterWarning(UserWarning):
-    """A cluster-robust SE or cluster bootstrap rests on few clusters."""
-
-
 #: Key columns of the self-preference table (the rest under "all columns").
 SELF_KEY = ("judge", "model", "games_judged", "judge_win_rate", "self_preference", "self_ci_low", "self_ci_high",
             "self_pvalue", "rank_all", "rank_without")
-
-
-def cluster_warning(n_clusters: int, what: str, *, emit: bool = True) -> str | None:
-    """A warning text when ``n_clusters < 30`` (also issued as a :class:`SmallClusterWarning` with ``emit``)."""
-    if n_clusters >= MIN_CLUSTERS:
-        return None
-    msg = (f"{what} rests on only {n_clusters} clusters (fewer than about {MIN_CLUSTERS}): cluster-robust and "
-           "cluster-bootstrap intervals are then too narrow and unstable; read them as rough.")
-    if emit:
-        warnings.warn(msg, SmallClusterWarning, stacklevel=2)
-    return msg
 
 
 def _has_positions(fmt: str | None, params: dict) -> bool:
@@ -79,7 +60,8 @@ def _position_lines(table: pd.DataFrame, level: float) -> list[str]:
         if not pd.isna(r.adj_odds_left):
             line += (f"; position-adjusted odds of the left answer between equals {r.adj_odds_left:.3g} "
                      f"({r.adj_odds_low:.3g}..{r.adj_odds_high:.3g})")
-        out.append(line + "." + (f" Raters: {r.raters}." if isinstance(r.raters, str) and r.raters else ""))
+        note = f" Note: {r.note}." if isinstance(r.note, str) and r.note else ""
+        out.append(line + "." + (f" Raters: {r.raters}." if isinstance(r.raters, str) and r.raters else "") + note)
     return out
 
 

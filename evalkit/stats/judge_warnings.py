@@ -4,8 +4,8 @@
   -> ``gpt-3.5-turbo``).
 * :func:`match_contestants` - contestants that are the judge model itself, or variants of it.
 * :func:`count_warnings` - position bias (exact binomial test of the left answer's wins among
-  decisive votes, per judge panel; clustered by comparison when the counts carry items and several
-  votes fall on one comparison, :func:`clustered_share_test`) and self-rating, from a ``ComparisonCounts``.
+  decisive votes, per judge panel; clustered by the counts' cluster (``--cluster``) when a cluster
+  holds several votes, :func:`clustered_share_test`) and self-rating, from a ``ComparisonCounts``.
 
 :mod:`evalkit.stats.judges` (the judge report's tables) re-exports these names.
 """
@@ -189,11 +189,14 @@ def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) 
     aggregated with ``cluster="judge"``, else one panel named ``judge`` (the ``--judge``
     flag or the file name). Position bias is the exact binomial test of the left (first)
     answer's wins among decisive votes, as in :func:`position_bias_table`; panels with
-    fractional weights are not tested.
+    fractional weights are not tested. Counts aggregated with another cluster (``--cluster item``)
+    are tested clustered by it (CR1, ``t(G - 1)``: :func:`clustered_share_test`), the unit the
+    intervals use: votes in one cluster are not independent, across pairs as within one.
     """
+    by = counts.cluster if counts.cluster not in (None, "judge") else None  # the user's cluster: --cluster
     sums = None
-    if getattr(counts, "collapsed", False) and counts.cluster == "item" and fmt in POSITION_FORMATS:
-        sums = counts.unit_sums()  # collapsed over the items: DuckDB sums the comparison units
+    if getattr(counts, "collapsed", False) and by is not None and fmt in POSITION_FORMATS:
+        sums = counts.unit_sums()  # collapsed over the clusters: DuckDB sums the votes per cluster
     elif hasattr(counts, "expand") and counts.cluster == "judge":
         counts.expand()  # counts collapsed over their cluster (DuckDB): the judge panels need it
     if counts.cluster == "judge":
@@ -206,23 +209,24 @@ def count_warnings(counts, fmt: str | None, *, judge: str, alpha: float = 0.05) 
         w, o = counts.column("weight").astype(float), counts.column("outcome").astype(float)
         lefts = np.bincount(codes, weights=w * (o == 1.0), minlength=len(names))
         rights = np.bincount(codes, weights=w * (o == 0.0), minlength=len(names))
-        units = None
-        if counts.cluster == "item" and sums is None:  # votes on one comparison (item and pair) are dependent
-            units = comparison_units(counts.column("player_a"), counts.column("player_b"), counts.column("item"))
+        # votes in one cluster are dependent (the user said so): the test is clustered by it, as the intervals are
+        units = None if by is None or sums is not None else np.asarray(counts.column(by)).astype(str)
+        clustered = f"CR1 t-test clustered by {by}"
         for k, (name, left, right) in enumerate(zip(names, lefts.tolist(), rights.tolist(), strict=True)):
             if left + right == 0 or left != round(left) or right != round(right):
                 continue
             test, pvalue = "exact binomial", binom_half_pvalue(int(left), int(left + right))
             decisive = (codes == k) & ((o == 1.0) | (o == 0.0))
-            if sums is not None:  # one panel; the units' sums from DuckDB
-                if sums[1] > 1:
-                    test, pvalue = "CR1 t-test clustered by comparison (item x pair)", _share_pvalue(
-                        left, left + right, sums[0], sums[2])
+            if sums is not None:  # one panel; the clusters' sums from DuckDB
+                if sums[1] > 1 and sums[0] >= 2:
+                    test, pvalue = clustered, _share_pvalue(left, left + right, sums[0], sums[2])
             elif units is None:
                 test += ", votes taken as independent (`evalkit report` clusters repeated votes on one comparison)"
-            elif _repeats(units[decisive], w[decisive]):
+            elif _repeats(units[decisive], w[decisive]) and len(np.unique(units[decisive])) >= 2:
                 res = clustered_share_test((o[decisive] == 1.0).astype(float), w[decisive], units[decisive])
-                test, pvalue = "CR1 t-test clustered by comparison (item x pair)", res["pvalue"]
+                test, pvalue = clustered, res["pvalue"]
+            if by is not None and test == "exact binomial":
+                test += f", not clustered (fewer than 2 values of {by}, or one vote in each)"
             if pvalue < alpha:
                 out.append(position_warning(str(name), left, right, pvalue, test))
     return out + self_rating_warnings(names.tolist(), counts.players)

@@ -35,7 +35,7 @@ from evalkit.stats.judge_warnings import (  # noqa: F401 - re-exported
     self_rating_warnings,
 )
 
-__all__ = ["POSITION_FORMATS", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
+__all__ = ["POSITION_FORMATS", "ITEM_CAVEAT", "judge_panels", "judge_from_source", "match_contestants", "position_bias_table",
            "self_preference_table", "self_preference_test", "agreement_table", "normalise_name", "position_adjusted_ratings",
            "position_warning", "self_rating_warnings", "count_warnings"]
 
@@ -54,6 +54,12 @@ def judge_panels(frame: pd.DataFrame, *, judge: str | None = None) -> pd.Series:
     return pd.Series("judge", index=frame.index)
 
 
+#: The position test clustered by comparison covers votes repeated on one comparison, not a bias that
+#: varies by item across its comparisons (size 0.118 at 50 items, ``scripts/coverage.py``)
+ITEM_CAVEAT = ("clustered by comparison: a position bias that varies by item is not covered; "
+               "`evalkit rate --cluster item` tests it clustered by item")
+
+
 def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float = 0.95) -> pd.DataFrame:
     """Per panel: left / right / tie votes, the left share with its interval, the p-value of "no position bias"
     (decisive votes, ties dropped), the direction, and the position-adjusted odds of the left answer.
@@ -63,8 +69,10 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
     where ~4 workers judge each comparison) they are not independent, and the test is the CR1 t-test
     clustered by comparison with a Korn-Graubard interval
     (:func:`evalkit.stats.judge_warnings.clustered_share_test`). The ``test`` column says which, and
-    ``clusters`` how many comparisons. (Clustering by prompt instead, a coarser unit, is more
-    conservative still: on LLMFAO's crowd file p = 1e-6 unclustered, 1.7e-5 by comparison, 0.05 by prompt.)"""
+    ``clusters`` how many comparisons; where items hold several comparisons the ``note`` says that a
+    bias varying by item is not covered (:data:`ITEM_CAVEAT`). (Clustering by prompt instead, a coarser unit, is more
+    conservative still: on LLMFAO's crowd file p = 1e-6 unclustered, 5.4e-4 by comparison, 0.17 by prompt, the
+    test `evalkit rate --cluster item` runs.)"""
     from evalkit.ratings.position import fit_position_bt, position_effect
     from evalkit.stats.agreement import position_bias_test
     from evalkit.stats.judge_warnings import _repeats, clustered_share_test, comparison_units
@@ -74,6 +82,7 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
     for name, idx in panels.groupby(panels, sort=True).groups.items():
         sub = frame.loc[idx]
         lab = sub["outcome"].map(_LABELS)
+        caveat = ""
         row = {"judge": name, "n": len(sub), "left": int((lab == "left").sum()),
                "right": int((lab == "right").sum()), "ties": int((lab == "tie").sum()),
                "other": int(lab.isna().sum())}
@@ -88,6 +97,8 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
                 share, lo, hi, p = res["share"], res["ci_low"], res["ci_high"], res["pvalue"]
                 test = "CR1 t-test clustered by comparison (item x pair), Korn-Graubard interval"
                 clusters = int(res["n_clusters"])
+                if len(pd.unique(sub["item"].to_numpy()[decisive])) < clusters:  # items hold several comparisons
+                    caveat = ITEM_CAVEAT
             else:
                 r = position_bias_test(lab.dropna().to_numpy(), confidence_level=level)
                 (lo, hi), share, p = r.confidence_interval(), r.estimate, r.pvalue
@@ -101,9 +112,9 @@ def position_bias_table(frame: pd.DataFrame, panels: pd.Series, *, level: float 
             eff = position_effect(fit_position_bt(sub), level)
             g_lo, g_hi = eff.confidence_interval()
             row.update(adj_odds_left=eff.odds_ratio, adj_odds_low=float(np.exp(g_lo)),
-                       adj_odds_high=float(np.exp(g_hi)), note="")
+                       adj_odds_high=float(np.exp(g_hi)), note=caveat)
         except (ValueError, np.linalg.LinAlgError) as exc:
-            row["note"] = f"no position-adjusted fit: {exc}"
+            row["note"] = "; ".join(filter(None, [caveat, f"no position-adjusted fit: {exc}"]))
         rows.append({**row, "raters": _rater_summary(sub, lab)})
     cols = ["judge", "n", "left", "right", "ties", "other", "left_share", "ci_low", "ci_high", "pvalue", "test",
             "clusters", "favours", "adj_odds_left", "adj_odds_low", "adj_odds_high", "note", "raters"]

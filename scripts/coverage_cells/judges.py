@@ -3,8 +3,9 @@ with the answers in fixed places, as LLMFAO's crowd) and self-preference.
 
 Votes follow Bradley-Terry on five players (``_sim.THETA``) with no position effect; which answer is shown
 on the left is a fair coin per comparison. Repeated votes on a comparison repeat its latent verdict with
-probability 0.6 (``_sim.clustered``), so the left answer's wins are correlated within a comparison. The cells
-call what :func:`evalkit.stats.judges.position_bias_table` calls (the exact binomial test, or
+probability 0.6 (``_sim.clustered``), so the left answer's wins are correlated within a comparison. Two more
+settings give the judge a position effect that varies by item (zero on average), the null that ``rate
+--cluster item`` tests clustered by item. The cells call what :func:`evalkit.stats.judges.position_bias_table` calls (the exact binomial test, or
 :func:`evalkit.stats.judge_warnings.clustered_share_test` by comparison) and
 :func:`evalkit.stats.judges.self_preference_test`.
 """
@@ -33,6 +34,22 @@ def _votes(gen: np.random.Generator, n_comparisons: int, per: int, rho: float = 
     y = np.where(gen.random(rep.size) < rho, latent[rep], gen.random(rep.size) < p[rep]).astype(float)
     return pd.DataFrame({"player_a": NAMES[a[rep]], "player_b": NAMES[b[rep]], "outcome": y, "weight": 1.0,
                          "item": np.char.add("q", rep.astype(str)).astype(object)})
+
+
+def _by_item(gen: np.random.Generator, *, items: int, per_item: int, by: str) -> tuple[bool, float]:
+    """``items`` items of ``per_item`` comparisons with 4 votes each; the judge's position effect varies by
+    item (``N(0, 0.3^2)`` on the logit of the left answer, mean zero: H0 on average). ``by="item"`` is
+    what ``rate --cluster item`` runs (the unit the intervals use); ``by="comparison"`` the item x pair
+    units, which miss the dependence across one item's pairs."""
+    a = gen.integers(0, 5, items * per_item)
+    b = (a + gen.integers(1, 5, a.size)) % 5
+    item = np.repeat(np.arange(items), per_item)
+    p = expit(THETA[a] - THETA[b] + gen.normal(0.0, 0.3, items)[item])
+    latent = gen.random(a.size) < p
+    rep = np.repeat(np.arange(a.size), 4)
+    y = np.where(gen.random(rep.size) < 0.6, latent[rep], gen.random(rep.size) < p[rep]).astype(float)
+    groups = item[rep] if by == "item" else rep
+    return bool(clustered_share_test(y, np.ones(y.size), groups)["pvalue"] < 0.05), float("nan")
 
 
 def _position(gen: np.random.Generator, *, n_comparisons: int, per: int, clustered: bool) -> tuple[bool, float]:
@@ -76,6 +93,15 @@ CELLS = [
           "4 votes per comparison, 500 comparisons, H0", partial(_position, n_comparisons=500, per=4, clustered=True)),
     _cell("position bias: exact binomial (votes taken as independent)", "4 votes per comparison, 500 comparisons, H0",
           partial(_position, n_comparisons=500, per=4, clustered=False), hold=False),
+    _cell("position bias: CR1 t-test clustered by item (rate --cluster item)",
+          "13 items (as LLMFAO) x 40 comparisons x 4 votes, item-level position effects, H0",
+          partial(_by_item, items=13, per_item=40, by="item")),
+    _cell("position bias: CR1 t-test clustered by item (rate --cluster item)",
+          "50 items x 20 comparisons x 4 votes, item-level position effects, H0",
+          partial(_by_item, items=50, per_item=20, by="item")),
+    _cell("position bias: CR1 t-test clustered by comparison (ignores the items)",
+          "50 items x 20 comparisons x 4 votes, item-level position effects, H0",
+          partial(_by_item, items=50, per_item=20, by="comparison"), hold=False),
     _cell("self-preference: paired judge-vs-others test, CR1 by item", "3 exchangeable judges, 20 items x 10 pairs, H0",
           partial(_self_preference, items=20, judges=3), reps=2000, quick=0),
 ]
