@@ -12,7 +12,7 @@ models with ``--items`` item ids (``question_id``; :func:`bench_scale.generate`)
 
 Each row: median wall seconds, the median of the per-round ratios to ``rate`` and to the floor,
 the exit code, and the peak RSS of the largest process of the tree (``os.wait4``'s ``ru_maxrss``,
-which includes waited-for descendants: the child process ``--cluster`` starts under a cap).
+which includes waited-for descendants).
 The load (``os.getloadavg``) is printed before and after.
 
 Run::
