@@ -243,11 +243,11 @@ def test_integer_ids_index_s_directly_or_by_their_table(tmp_path, ids, direct):
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")
 
 
-@pytest.mark.parametrize("meat_first", [True, False])
-def test_clusters_and_unit_sums_from_the_meats_pass_or_their_own(tmp_path, monkeypatch, meat_first):
-    """G and the position test's sums come from the meat's pass (no read of their own) or, asked for
-    first, from one GROUP BY: both equal the pandas engine's, and a cluster holding only
-    self-comparisons (dropped) is no cluster."""
+@pytest.mark.parametrize("first", ["meat", "census", "cells"])
+def test_clusters_and_unit_sums_from_the_meats_pass_or_their_own(tmp_path, monkeypatch, first):
+    """G and the position test's sums come from the meat's pass (no read of their own), from the
+    per-cluster cells once fetched (the cluster bootstrap), or, asked for first, from one GROUP BY: each
+    equals the pandas engine's, and a cluster holding only self-comparisons (dropped) is no cluster."""
     import evalkit.engine._clustered as clustered
 
     monkeypatch.setattr(clustered, "BATCH_ROWS", 101)  # summed over many batches
@@ -258,9 +258,11 @@ def test_clusters_and_unit_sums_from_the_meats_pass_or_their_own(tmp_path, monke
     frame.to_parquet(path)
     sql, _ = aggregate_comparisons(path, cluster="item", self_comparisons="drop")
     cells, _ = aggregate_comparisons(path, cluster="item", engine="pandas", self_comparisons="drop")
-    if meat_first:
+    if first == "meat":
         leaderboard_columns(sql, cluster="item")
         assert sql._units is not None  # kept from the meat's pass
+    elif first == "cells":
+        sql.expand()
     assert sql.n_clusters == cells.n_clusters == frame.loc[frame["model_a"] != frame["model_b"], "question_id"].nunique()
     assert 7 not in set(cells.column("item").astype(int).tolist())
     kept = frame[(frame["model_a"] != frame["model_b"]) & (frame["winner"] != "tie")]

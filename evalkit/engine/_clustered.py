@@ -177,7 +177,9 @@ class SqlClusterCounts(ComparisonCounts):
     @property
     def n_clusters(self) -> int:
         """``G``, the clusters holding a comparison that is not a self-comparison (from the meat's
-        pass when it ran first, else one ``GROUP BY``)."""
+        pass when it ran first, else the per-cluster cells once fetched, else one ``GROUP BY``)."""
+        if self._g is None and self._expanded:
+            return int(super().n_clusters or 0)
         if self._g is None:
             self._g, self._units = _census_sql(self._spec, self._relation)
         return self._g
