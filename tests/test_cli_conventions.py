@@ -196,3 +196,26 @@ def test_rate_prints_its_headline_before_the_leaderboard(capsys):
     first_row = table.split("\n")[2].split("|")  # header, rule, then the best model's row
     assert first_row[1].strip() == "1" and f"- {first_row[2].strip()} leads 70 models" in head
     assert "rank interval is 1–" in head and "flagged preliminary" in head  # the leader, then the thin-row caveat
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_repeated_warnings_of_one_category_are_counted_after_three(monkeypatch, capsys, verbose):
+    """A report with 30 per-task Wilson intervals warned 30 lines: the first 3 of a category are shown,
+    the rest counted in one line at the end (every one with --verbose); other categories unaffected."""
+    import evalkit.cli.summary as summary
+    from evalkit.stats.proportions import WilsonCoverageWarning
+
+    def noisy(args):
+        for k in range(7):
+            warnings.warn(f"Wilson interval of {k} of 4", WilsonCoverageWarning, stacklevel=1)
+        warnings.warn("something else", UserWarning, stacklevel=1)
+        return 0
+
+    monkeypatch.setattr(summary, "run", noisy)  # the parser is built in main(): `summary` runs `noisy`
+    assert main(["summary", str(FOOD)] + (["--verbose"] if verbose else [])) == 0
+    err = capsys.readouterr().err.splitlines()
+    wilson = [ln for ln in err if "Wilson interval of" in ln]
+    assert len(wilson) == (7 if verbose else 3) and any("something else" in ln for ln in err)
+    held = [ln for ln in err if "more WilsonCoverageWarning warnings" in ln]
+    assert held == ([] if verbose else ["evalkit summary: warning: 4 more WilsonCoverageWarning warnings "
+                                        "(3 shown above; --verbose shows every one)"])

@@ -190,9 +190,12 @@ def _main(argv: Sequence[str] | None) -> int:
             warnings.showwarning = ui.show_warning  # each warning as one line, when it happens
             from evalkit.io._limits import parse_limit_specs, preflight, read_limits
 
-            with read_limits(parse_limit_specs(getattr(args, "limit", None) or [])):
-                preflight([a for a in argv if a != args.command and not a.startswith("-")])  # bombs: before imports
-                return int(args.func(args) or 0)
+            try:
+                with read_limits(parse_limit_specs(getattr(args, "limit", None) or [])):
+                    preflight([a for a in argv if a != args.command and not a.startswith("-")])  # bombs: before imports
+                    return int(args.func(args) or 0)
+            finally:
+                ui.held_warnings()
     except KeyboardInterrupt:
         ui.close_bar()
         print(f"\nevalkit {name}: interrupted; {_what_changed()}.", file=sys.stderr)

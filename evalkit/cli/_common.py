@@ -63,6 +63,7 @@ def one_blas_thread() -> bool:
     return True
 
 PROGRESS_DELAY = 2.0  # seconds a step runs before its bar appears (README, "Scripting")
+WARN_REPEATS = 3  # warnings of one category printed in full before the rest are counted
 
 
 def progress_delay() -> float:
@@ -125,6 +126,7 @@ class UI:
         self._t0 = time.perf_counter()
         self.bars = not quiet and self.err.isatty() and os.environ.get("TERM") != "dumb"
         self.delay = progress_delay()
+        self._seen: dict[str, int] = {}  # warnings shown (and held back) per category
 
     @property
     def err(self) -> Any:
@@ -150,9 +152,22 @@ class UI:
 
     def show_warning(self, message: Any, category: Any, filename: str, lineno: int, file: Any = None,
                      line: Any = None) -> None:
-        """``warnings.showwarning`` replacement: one plain line per warning, as it happens."""
-        if not issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+        """``warnings.showwarning`` replacement: one plain line per warning, as it happens; past
+        :data:`WARN_REPEATS` of one category (the per-task Wilson intervals of a report, say) the rest
+        are counted, and :meth:`held_warnings` says how many (``--verbose`` shows every one)."""
+        if issubclass(category, (DeprecationWarning, PendingDeprecationWarning)):
+            return
+        name = getattr(category, "__name__", "Warning")
+        self._seen[name] = self._seen.get(name, 0) + 1
+        if self.verbose or self._seen[name] <= WARN_REPEATS:
             self.warn(str(message))
+
+    def held_warnings(self) -> None:
+        """One line per category of warnings held back by :meth:`show_warning`: how many."""
+        for name, n in self._seen.items():
+            if not self.verbose and n > WARN_REPEATS:
+                self.warn(f"{n - WARN_REPEATS} more {name} warnings ({WARN_REPEATS} shown above; "
+                          "--verbose shows every one)")
 
     def result(self, tables: pd.DataFrame | Mapping[str, Any], *, title: str = "", floatfmt: str = ".4g") -> None:
         """The command's result on stdout: JSON with ``--json``, else Markdown table(s).
