@@ -10,9 +10,9 @@ player_b, outcome, cluster)`` are about as many as the rows; fetching them into 
   of cluster ``g`` to player ``p``'s coordinate (``w * u`` to ``player_a``'s, ``-w * u`` to
   ``player_b``'s, ``u`` depending only on the pair and the outcome at the fitted strengths).
   :meth:`SqlClusterCounts.cluster_meat` sends the ``u`` of each collapsed cell to DuckDB, which
-  reads the file once more as integer codes (players joined to a small table; a nearly dense
-  integer cluster is its own row of ``S``, less the smallest id, other clusters join a table of
-  the distinct ids) and joins each row to its cell's ``u`` on those codes; the rows stream in
+  reads the file once more as integer codes (players joined to a small table; an integer
+  cluster whose range fits a dense ``S`` is its own row of ``S``, less the smallest id, other
+  clusters join a table of the distinct ids) and joins each row to its cell's ``u`` on those codes; the rows stream in
   batches into a dense ``S`` (``np.add.at``), or, for a large ``S``, DuckDB sums its non-zeros:
   memory of the size of ``S``, not of the rows. The same batches give ``G`` (the number of
   clusters) and the position test's sums per cluster (:meth:`SqlClusterCounts.unit_sums`);
@@ -66,21 +66,18 @@ def cluster_census(con: Any, spec: CellSpec, relation: str, kind: str | None = N
     """``(some cluster missing, span)`` of the file, from one query that a Parquet file answers
     from its statistics (3 ms at 1e7 rows).
 
-    ``span`` is ``(smallest, largest)`` of an integer cluster column (``kind``, its DuckDB type) with
-    at most ``2 N + 1024`` values from the smallest to the largest (``N`` rows): the value less the
-    smallest is then the cluster's row of ``S``, and the cluster-robust terms need no table of the
-    ids and no join to it; else None. ``G`` and the position test's sums come later, from the
-    meat's pass (or :func:`_census_sql`)."""
+    ``span`` is ``(smallest, largest)`` of an integer cluster column (``kind``, its DuckDB type), else
+    None; :class:`SqlClusterCounts` uses it when a dense ``S`` of that many rows fits
+    :data:`DENSE_SCORES`. ``G`` and the position test's sums come later, from the meat's pass (or
+    :func:`_census_sql`)."""
     from evalkit.engine._duckdb import run
 
     assert spec.cluster is not None
     col = _q(spec.cluster)
     ints = kind in INT_TYPES
     span_sql = f", min({col}), max({col})" if ints else ""
-    got = run(con, f"SELECT count(*) - count({col}), count(*){span_sql} FROM {relation}", "all")[0]
-    span = None
-    if ints and got[2] is not None and int(got[3]) - int(got[2]) + 1 <= 2 * int(got[1]) + 1024:
-        span = (int(got[2]), int(got[3]))
+    got = run(con, f"SELECT count(*) - count({col}){span_sql} FROM {relation}", "all")[0]
+    span = (int(got[1]), int(got[2])) if ints and got[1] is not None else None
     return bool(got[0]), span
 
 
@@ -164,6 +161,10 @@ class SqlClusterCounts(ComparisonCounts):
         assert self._arrays is not None
         del self._arrays[cluster]  # the placeholder only satisfied the check of the columns
         self._spec, self._relation, self._path = spec, relation, path
+        # integer ids less the smallest index S's rows when a dense S of that many rows fits the budget
+        # (no table of the ids, no join); else the ids' table, G rows (S's memory bounded either way)
+        if span is not None and (span[1] - span[0] + 1) * (len(self.players) + 1) > DENSE_SCORES:
+            span = None
         self._opts, self._fmt, self._span = opts, fmt, span
         self._expanded = False
         self._g: int | None = None  # G and the unit sums: from the meat's pass, else _census_sql
@@ -256,7 +257,7 @@ def _coded(con: Any, spec: CellSpec, relation: str, players: Any, span: tuple[in
     self-comparisons left out), and the number of cluster rows of ``S``.
 
     The players join a small table ``names`` (name, code). The cluster's row ``gid``: with ``span``
-    (a nearly dense integer column, :func:`cluster_census`) the value less the smallest, else its
+    (an integer column whose range fits a dense ``S``) the value less the smallest, else its
     rank in a table ``ids`` of the distinct clusters (a join). The joins drop what the counts
     dropped: rows whose players are not in the counts, rows without a cluster. Each use below
     reads the file again (0.13 s for the scan and the joins at 1e7 rows; a temporary table of the
