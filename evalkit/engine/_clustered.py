@@ -12,8 +12,9 @@ player_b, outcome, cluster)`` are about as many as the rows; fetching them into 
   :meth:`SqlClusterCounts.cluster_meat` sends the ``u`` of each collapsed cell to DuckDB, which
   reads the file once more as integer codes (players joined to a small table; an integer
   cluster whose range fits a dense ``S`` is its own row of ``S``, less the smallest id, other
-  clusters join a table of the distinct ids) and joins each row to its cell's ``u`` on those codes; the rows stream in
-  batches into a dense ``S`` (``np.add.at``), or, for a large ``S``, DuckDB sums its non-zeros:
+  clusters join a table of the distinct ids) and joins each row to its cell's ``u`` on those
+  codes; the rows stream in batches into a dense ``S`` (``np.add.at``), or, for a large ``S``,
+  DuckDB sums its non-zeros:
   memory of the size of ``S``, not of the rows. The same batches give ``G`` (the number of
   clusters) and the position test's sums per cluster (:meth:`SqlClusterCounts.unit_sums`);
   without the meat (or with a large ``S``) one ``GROUP BY`` on the cluster gives them;
