@@ -145,8 +145,9 @@ def in_child(counts, args):
     return {**got, "top": got["top"][::-1], "png": ""} if mode == "other" else got  # "other": not the table's order
 
 rate._heatmap_png = in_child
-if mode == "no-fork":
+if mode == "no-fork":  # and cold: no small figure drawn while the rows are counted (rate._first_figure)
     aside.forks_now = lambda: False
+    rate._first_figure = lambda: None
 from evalkit.cli import main
 print(json.dumps({"rc": main(["rate", data, "--out", out, "-q"]), "pid": os.getpid()}))
 """
@@ -156,7 +157,8 @@ print(json.dumps({"rc": main(["rate", data, "--out", out, "-q"]), "pid": os.getp
 @pytest.mark.parametrize("child_order", ["same", "other"])
 def test_heatmap_started_after_the_counts_is_the_one_drawn_after_the_table(tmp_path, child_order):
     """``rate --out`` forks the heatmap right after the counts (the child fits the point estimates
-    for the order): the folder is byte for byte the one drawn after the table without a fork; a
+    for the order): the folder is byte for byte the one drawn after the table without a fork (and
+    without the warm-up figure drawn while the rows are counted); a
     child whose order is not the table's ("other") is not used: the heatmap is drawn again here.
     Each run is a fresh process (a fork needs the only thread; pytest's process may have others)."""
     data = _arena_file(tmp_path / "arena.csv")
