@@ -52,7 +52,6 @@ def _connect() -> Any:
     from evalkit.engine._duckdb import configure, connect
 
     con = connect()
-    con.execute("SET preserve_insertion_order = false")
     # memory_limit under an address-space cap (a quarter of it), spilling to a private temp_directory
     configure(con, share=0.25)
     return con

@@ -169,7 +169,8 @@ def configure(con: Any, *, share: float = 0.2) -> None:
     """Bound DuckDB's memory and let it spill: under an address-space limit (``ulimit -v``, which
     DuckDB does not see) ``memory_limit`` is ``share`` (20 %) of it, and operators that exceed it spill to a
     private temporary directory (created by DuckDB only if it spills, removed when the
-    connection closes or the process exits). DuckDB's own progress bar is off."""
+    connection closes or the process exits). DuckDB's own progress bar is off, and so is insertion-order
+    preservation (every evalkit query groups or sorts)."""
     import atexit
     import os
     import secrets
@@ -180,6 +181,7 @@ def configure(con: Any, *, share: float = 0.2) -> None:
     # DuckDB's progress bar writes to stdout (a pipe too) for queries over 2 s: it would corrupt --json
     # and --format csv output; the CLI shows its own progress on stderr
     con.execute("SET enable_progress_bar = false")
+    con.execute("SET preserve_insertion_order = false")  # evalkit's queries group or sort; none needs the scan order
     if soft > 0:
         con.execute(f"SET memory_limit = '{max(64, int(soft * share) // 2**20)}MB'")
     # a fresh, unguessable path, not a directory: DuckDB creates it only when an operator spills and

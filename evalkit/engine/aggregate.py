@@ -214,7 +214,6 @@ def _duckdb(paths: list[Path], *, cluster: str | None, read: dict[str, Any], fas
     opts = {"columns": read["columns"], "outcome_map": read.get("outcome_map"),
             "self_comparisons": read.get("self_comparisons", "error")}
     con = connect()
-    con.execute("SET preserve_insertion_order = false")
     configure(con)
     done: dict[int, tuple[ComparisonCounts, ReadReport]] = {}
     slow: list[int] = []

@@ -28,7 +28,6 @@ __all__ = ["THIN_N", "MIN_CLUSTERS", "thin_mask", "leaderboard_findings", "compa
            "test_name"]
 
 
-
 def _col(table: Any, name: str) -> np.ndarray | None:
     """A column of a DataFrame or column table as a numpy array (None when absent or all missing)."""
     cols = getattr(table, "columns", None)
