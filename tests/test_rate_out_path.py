@@ -1,5 +1,5 @@
-"""``rate --out`` in proportion (issue 27): no pandas on its path, the heatmap drawn by a forked child
-(:class:`evalkit.cli._aside.Aside`), BLAS on one thread unless the user set a count, and the heatmap's
+"""``rate --out`` in proportion (issue 27): no pandas on its path, the figures drawn by forked processes
+(:class:`evalkit.cli._aside.Standby`, :class:`~evalkit.cli._aside.Aside`), BLAS on one thread unless the user set a count, and the heatmap's
 columns numbered above 20 models. No timing is asserted anywhere here."""
 
 from __future__ import annotations
@@ -18,14 +18,19 @@ from evalkit.cli._aside import Aside, can_fork
 DATA = Path(__file__).parent / "data" / "evalica" / "food.csv"
 
 
-def test_rate_out_imports_no_pandas_and_writes_a_complete_folder(tmp_path):
+@pytest.mark.parametrize("fork", [True, False])
+def test_rate_out_imports_no_pandas_and_writes_a_complete_folder(tmp_path, fork):
+    """Forked, the figures' process imports matplotlib, this one never does; unforked, this one
+    draws. pandas is imported by neither."""
     out = tmp_path / "out"
-    code = ("import sys, json; from evalkit.cli import main; rc = main(sys.argv[1:]); "
+    code = ("import sys, json; import evalkit.cli._aside as aside\n"
+            "if sys.argv[1] == 'no': aside.forks_now = lambda: False\n"
+            "from evalkit.cli import main; rc = main(sys.argv[2:]); "
             "print(json.dumps({'rc': rc, 'pandas': 'pandas' in sys.modules, 'mpl': 'matplotlib' in sys.modules}))")
-    res = subprocess.run([sys.executable, "-c", code, "rate", str(DATA), "--out", str(out), "-q"],
-                         capture_output=True, text=True, check=True)
+    res = subprocess.run([sys.executable, "-c", code, "yes" if fork else "no", "rate", str(DATA), "--out", str(out),
+                          "-q"], capture_output=True, text=True, check=True)
     got = json.loads(res.stdout.strip().splitlines()[-1])
-    assert got == {"rc": 0, "pandas": False, "mpl": True}
+    assert got == {"rc": 0, "pandas": False, "mpl": not (fork and can_fork())}
     from evalkit._output import verify_dir
 
     assert verify_dir(out) == []
@@ -132,49 +137,139 @@ def _arena_file(path: Path, *, models: int = 70, n: int = 6000, seed: int = 5) -
     return path
 
 
-_EARLY = """
+_FIGURES = """
 import json, os, sys
 import evalkit.cli._aside as aside
 import evalkit.cli.rate as rate
 mode, data, out, marks = sys.argv[1:5]
-real = rate._heatmap_png
 
-def in_child(counts, args):
-    open(os.path.join(marks, f"drawn-by-{os.getpid()}"), "w").close()
-    got = real(counts, args)
-    return {**got, "top": got["top"][::-1], "png": ""} if mode == "other" else got  # "other": not the table's order
+def marked(fn, what):
+    def draw(*args, **kwargs):
+        open(os.path.join(marks, f"{what}-{os.getpid()}"), "w").close()
+        return fn(*args, **kwargs)
+    return draw
 
-rate._heatmap_png = in_child
-if mode == "no-fork":  # and cold: no small figure drawn while the rows are counted (rate._first_figure)
+rate._heatmap = marked(rate._heatmap, "heatmap")
+rate._draw_figures = marked(rate._draw_figures, "figures")
+rate._draw_figures.__qualname__ = "_draw_figures"  # pickled by name: the marked one
+rate._draw_figures.__module__ = "evalkit.cli.rate"
+if mode == "other":  # the heatmap sent first is not in the table's order: drawn again in that order
+    first = rate._heatmap_data
+    def reversed_first(args, counts, order=None):
+        if order is not None:
+            return first(args, counts, order)
+        block, top, total = first(args, counts)
+        return block[::-1, ::-1], top[::-1], total
+    rate._heatmap_data = reversed_first
+if mode == "no-fork":  # the figures drawn here, after the table, by one process
     aside.forks_now = lambda: False
-    rate._first_figure = lambda: None
 from evalkit.cli import main
 print(json.dumps({"rc": main(["rate", data, "--out", out, "-q"]), "pid": os.getpid()}))
 """
 
 
-@pytest.mark.skipif(not can_fork(), reason="Aside forks on Linux only")
-@pytest.mark.parametrize("child_order", ["same", "other"])
-def test_heatmap_started_after_the_counts_is_the_one_drawn_after_the_table(tmp_path, child_order):
-    """``rate --out`` forks the heatmap right after the counts (the child fits the point estimates
-    for the order): the folder is byte for byte the one drawn after the table without a fork (and
-    without the warm-up figure drawn while the rows are counted); a
-    child whose order is not the table's ("other") is not used: the heatmap is drawn again here.
-    Each run is a fresh process (a fork needs the only thread; pytest's process may have others)."""
+@pytest.mark.skipif(not can_fork(), reason="Aside and Standby fork on Linux only")
+@pytest.mark.parametrize("first_order", ["same", "other"])
+def test_figures_drawn_by_forked_processes_are_the_ones_drawn_here(tmp_path, first_order):
+    """``rate --out`` forks its figures' process before the rows are read (Standby), sends it the
+    heatmap's data after a fit of the point estimates and the table after the intervals; there the
+    heatmap is drawn by a forked child while the leaderboard is drawn. The folder is byte for byte
+    the one drawn here without any fork. A first heatmap that is not in the table's order ("other")
+    is drawn again in that order. Each run is a fresh process (a fork needs the only thread)."""
     data = _arena_file(tmp_path / "arena.csv")
 
-    def run(mode: str, name: str) -> tuple[int, list[int]]:
+    def run(mode: str, name: str) -> tuple[int, dict[str, list[int]]]:
         marks = tmp_path / f"marks-{name}"
         marks.mkdir()
-        res = subprocess.run([sys.executable, "-c", _EARLY, mode, str(data), str(tmp_path / name), str(marks)],
+        res = subprocess.run([sys.executable, "-c", _FIGURES, mode, str(data), str(tmp_path / name), str(marks)],
                              capture_output=True, text=True, check=True)
         got = json.loads(res.stdout.strip().splitlines()[-1])
         assert got["rc"] == 0, res.stderr
-        return got["pid"], [int(p.name.split("-")[-1]) for p in marks.iterdir()]
+        by: dict[str, list[int]] = {}
+        for mark in marks.iterdir():
+            what, pid = mark.name.split("-")
+            by.setdefault(what, []).append(int(pid))
+        return got["pid"], by
 
-    pid, drawn = run(child_order, "early")
-    assert len(drawn) == 1 and drawn[0] != pid  # by the forked child
+    pid, drawn = run(first_order, "forked")
+    (figures,) = drawn["figures"]
+    assert figures != pid  # the figures' process
+    children = [p for p in drawn["heatmap"] if p not in (pid, figures)]
+    assert len(children) == 1  # the first heatmap: by a child of the figures' process
+    again = [p for p in drawn["heatmap"] if p == figures]
+    assert again == ([] if first_order == "same" else [figures])  # redrawn there in the table's order
     pid, drawn = run("no-fork", "here")
-    assert drawn == []  # no child, no early heatmap: drawn after the table, in this process
-    for name in ("win_rates.png", "leaderboard.png", "leaderboard.csv"):
-        assert (tmp_path / "early" / name).read_bytes() == (tmp_path / "here" / name).read_bytes(), name
+    assert drawn == {"figures": [pid], "heatmap": [pid]}  # no fork: all drawn in this process
+    for name in ("win_rates.png", "leaderboard.png", "leaderboard.csv", "leaderboard.md"):
+        assert (tmp_path / "forked" / name).read_bytes() == (tmp_path / "here" / name).read_bytes(), name
+
+
+def _twice(receive):
+    """A Standby job: the sum of the two objects it receives, with the pid that added them."""
+    return [receive() + receive(), os.getpid()]
+
+
+def _fails_in_child(receive):
+    first = receive()
+    if os.getpid() != int(os.environ["EVALKIT_TEST_PARENT"]):
+        raise RuntimeError("child only")
+    return first
+
+
+@pytest.mark.skipif(not can_fork(), reason="Standby forks on Linux only")
+def test_standby_runs_the_job_in_its_child_and_again_here_after_a_failure(monkeypatch):
+    from evalkit.cli._aside import Standby
+
+    prepared = []
+    standby = Standby(lambda: prepared.append(os.getpid()), fork=True)
+    assert standby.forked
+    standby.submit(_twice)
+    standby.send(2)
+    standby.send(40)
+    total, pid = standby.result()
+    assert total == 42 and pid != os.getpid() and prepared == []  # prepared and run in the child
+    monkeypatch.setenv("EVALKIT_TEST_PARENT", str(os.getpid()))
+    standby = Standby(lambda: 1 / 0, fork=True)  # an error in prepare is ignored
+    standby.submit(_fails_in_child)
+    standby.send("here")
+    assert standby.result() == "here"  # the child failed: run again here, on what was sent
+    with pytest.raises(RuntimeError, match="submit"):
+        Standby(lambda: None, fork=False).send(1)
+
+
+@pytest.mark.skipif(not can_fork(), reason="Standby forks on Linux only")
+def test_standby_cancel_kills_and_reaps_the_child_and_an_unpicklable_job_runs_here():
+    from evalkit.cli._aside import Standby
+
+    standby = Standby(lambda: None, fork=True)
+    pid = standby._pid
+    assert pid is not None
+    standby.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    standby.cancel()  # twice: no error
+    standby = Standby(lambda: None, fork=True)
+    standby.submit(lambda receive: receive() * 2)  # a lambda does not pickle: the child is stopped
+    standby.send(21)
+    assert not standby.forked and standby.result() == 42
+
+
+def test_standby_without_a_fork_prepares_in_a_thread_and_runs_here():
+    import threading
+
+    from evalkit.cli._aside import Standby
+
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        where: list[str] = []
+        standby = Standby(lambda: where.append(threading.current_thread().name))  # another thread: no fork
+        assert not standby.forked
+        standby.submit(_twice)
+        standby.send(1)
+        standby.send(2)
+        assert standby.result() == [3, os.getpid()] and where == ["evalkit-standby"]
+    finally:
+        stop.set()
+        t.join()

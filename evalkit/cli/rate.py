@@ -86,18 +86,29 @@ def aggregate_for_cli(source, args: argparse.Namespace, **options):
 def run(args: argparse.Namespace) -> int:
     """Execute ``evalkit rate``."""
     one_blas_thread()  # before numpy loads: the fit's small dense algebra is faster on one thread
+    figures = None
+    if args.out:
+        from evalkit._output import check_out_path
+
+        check_out_path(args.out, force=args.force)
+        figures = _figures_process()  # before any thread or DuckDB: a fork is safe now
+    try:
+        return _run(args, figures)
+    except BaseException:
+        if figures is not None:
+            figures.cancel()
+        raise
+
+
+def _run(args: argparse.Namespace, figures) -> int:
+    """:func:`run` once the figures' process, if any, stands by."""
     from evalkit.engine.aggregate import aggregate_comparisons
     from evalkit.ratings.elo import parse_anchor
     from evalkit.ratings.leaderboard import leaderboard_columns
 
     ui, inputs = args.ui, args.inputs
-    warm = None
-    if args.out:
-        from evalkit._output import check_out_path
-
-        check_out_path(args.out, force=args.force)
-    if args.out or args.cluster:
-        warm = _warm((FIGURE_MODULES if args.out else ()) + (CLUSTER_MODULES if args.cluster else ()))
+    if args.cluster:
+        _warm(CLUSTER_MODULES)
     from evalkit.cli._runs import not_a_judgment_log
 
     not_a_judgment_log([p for p in args.path if p != "-"], "rate")
@@ -116,31 +127,34 @@ def run(args: argparse.Namespace) -> int:
 
     variant = bool(args.adjust_position) or args.by is not None or bool(args.style or args.style_diff)
     if variant:
+        if figures is not None:
+            figures.cancel()
         print_warnings(counts, report.format, args)
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
-    early = _early_heatmap(args, counts, warm)  # drawn by a child while the rest is made here
-    try:
-        try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
-            table = leaderboard_columns(  # numpy columns: pandas only where the data need it
-                counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
-                interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
-                n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
-                rng=args.rng, progress=ui.progress,
-            )
-        except ValueError:  # e.g. no maximum-likelihood estimate: the warnings still come before the error
-            ui.close_bar()
-            print_warnings(counts, report.format, args)
-            raise
-        _report(args, counts, report, table, inputs, early)
-    except BaseException:
-        if early is not None:
-            early.cancel()
+    heatmap: tuple = ()
+    if figures is not None:  # the heatmap started now, in the leaderboard's order, while the intervals are made
+        heatmap = _heatmap_data(args, counts)
+        figures.submit(_draw_figures)
+        figures.send(heatmap)
+    try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
+        table = leaderboard_columns(  # numpy columns: pandas only where the data need it
+            counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
+            interval="bootstrap" if n_boot else args.interval, confidence_level=args.confidence_level,
+            n_resamples=max(n_boot, 1), cluster=args.cluster, cluster_correction=args.cluster_correction,
+            rng=args.rng, progress=ui.progress,
+        )
+    except ValueError:  # e.g. no maximum-likelihood estimate: the warnings still come before the error
+        ui.close_bar()
+        print_warnings(counts, report.format, args)
         raise
+    if figures is not None:
+        figures.send(_leaderboard_data(args, counts, table, heatmap[1]))  # drawn there while the table is printed here
+    _report(args, counts, report, table, inputs, figures)
     return 0
 
 
-def _report(args: argparse.Namespace, counts, report, table: Leaderboard, inputs, early) -> None:
+def _report(args: argparse.Namespace, counts, report, table: Leaderboard, inputs, figures) -> None:
     """What ``rate`` prints after the fit, then the ``--out`` folder."""
     from evalkit.cli.judging import print_warnings
 
@@ -167,57 +181,105 @@ def _report(args: argparse.Namespace, counts, report, table: Leaderboard, inputs
     for note in notes:
         print(note) if not ui.json else ui.info(note)
     if args.out:
-        _write(args, counts, table, inputs, early)
+        _write(args, table, inputs, figures)
 
 
-def _early_heatmap(args: argparse.Namespace, counts, warm: threading.Thread | None):
-    """With ``--out``: the win-rate heatmap's PNG started now, in a forked child
-    (:class:`evalkit.cli._aside.Aside`), before the intervals, the rank intervals, the printed
-    table and the leaderboard's figure, which this process makes meanwhile on the other core.
-    The child fits the point estimates again for the heatmap's order (the leaderboard's: by
-    rating, then by name); :func:`_write` uses its PNG only if that order is the table's.
-    None without ``--out`` (or where :class:`Aside` would not fork: the heatmap is then drawn
-    by :func:`_write`)."""
-    if not args.out:
-        return None
-    if warm is not None:
-        warm.join()  # matplotlib imported while DuckDB counted (it releases the GIL); no thread at the fork
-    from evalkit.cli._aside import Aside, forks_now
+def _figures_process():
+    """With ``--out``: the process that draws the two figures, forked before the rows are read
+    (:class:`evalkit.cli._aside.Standby`). It imports matplotlib and draws a warm-up figure
+    (:func:`_prepare_figures`) on the core the start-up leaves idle, instead of beside DuckDB's
+    threads, then runs :func:`_draw_figures`. Where it cannot fork, the same warm-up runs in a
+    thread here and the figures are drawn here."""
+    from evalkit.cli._aside import Standby
 
-    if not forks_now():
-        return None
-    return Aside(lambda: _heatmap_png(counts, args))
+    return Standby(_prepare_figures)
 
 
-def _heatmap_png(counts, args: argparse.Namespace) -> dict:
-    """``{"top": the models drawn, "png": the PNG (base64), "missing": glyphs}`` of the heatmap,
-    in the leaderboard's order from a fit of the point estimates (as :func:`leaderboard_columns`)."""
-    import base64
-    import io
+def _prepare_figures() -> None:
+    """Import :data:`FIGURE_MODULES` and draw :func:`_first_figure`."""
+    import importlib
 
+    for name in FIGURE_MODULES:
+        importlib.import_module(name)
+    _first_figure()
+
+
+def _heatmap_data(args: argparse.Namespace, counts, order: list[str] | None = None) -> tuple:
+    """``(block, top, total)`` of the win-rate heatmap: the win rates among the models ``top``
+    drawn (a 60 x 60 array at most: a sparse 1,000-model matrix is never built whole), of
+    ``total``. Its order is ``order`` or, before the table exists, the leaderboard's from a fit
+    of the point estimates (as :func:`leaderboard_columns`: by rating, then by name; 0.01 s at
+    200 models)."""
     import numpy as np
 
     from evalkit.plots._layout import MAX_HEATMAP
+    from evalkit.plots.ratings import win_rate_values
     from evalkit.ratings.bt import fit_bt
     from evalkit.ratings.counts import aggregate, as_cells
 
     pairs = aggregate(as_cells(counts, cluster=args.cluster))
-    fit = fit_bt(pairs, ties=args.ties, l2=args.l2)
-    order = np.lexsort((np.arange(len(fit.players)), -fit.theta))  # as _tabulate orders the table
-    top = [str(fit.players[k]) for k in order[:MAX_HEATMAP]]
-    buf = io.BytesIO()
-    missing = _heatmap(pairs, top, len(fit.players), buf)
-    return {"top": top, "png": base64.b64encode(buf.getvalue()).decode("ascii"), "missing": missing}
+    if order is None:
+        fit = fit_bt(pairs, ties=args.ties, l2=args.l2)
+        ranked = np.lexsort((np.arange(len(fit.players)), -fit.theta))  # as the table is ordered
+        order = [str(fit.players[k]) for k in ranked]
+    top = order[:MAX_HEATMAP]
+    return win_rate_values(pairs, top), top, len(order)
 
 
-def _heatmap(counts, top: list[str], total: int, target) -> list[str]:
-    """The win-rate heatmap of the models ``top`` (of ``total``) saved as PNG to ``target`` (a path
-    or a binary file); the characters no font could draw."""
+def _leaderboard_data(args: argparse.Namespace, counts, table: Leaderboard, top: list[str]) -> tuple:
+    """``(table, heatmap)``: the table for the leaderboard's figure and, where the heatmap sent
+    before it (:func:`_heatmap_data`, of the models ``top``) is not in the table's order, the
+    heatmap's data again, in that order (else None)."""
+    from evalkit.plots._layout import MAX_HEATMAP
+
+    models = [str(m) for m in table.columns["model"]]
+    again = _heatmap_data(args, counts, order=models) if models[:MAX_HEATMAP] != top else None
+    return table, again
+
+
+def _draw_figures(receive) -> dict:
+    """``{"leaderboard.png": bytes, "win_rates.png": bytes, "missing": [characters]}``. The
+    heatmap's data come first (``receive()``: :func:`_heatmap_data`) and it is drawn by a forked
+    child (:class:`evalkit.cli._aside.Aside`) while this process waits for the table
+    (:func:`_leaderboard_data`) and draws the leaderboard, on the other core."""
+    import base64
+    import io
+
+    from evalkit.cli._aside import Aside
     from evalkit.plots._fonts import plot_fonts, save_png
-    from evalkit.plots.ratings import plot_win_rate_heatmap, win_rate_values
+    from evalkit.plots.ratings import plot_leaderboard
+
+    def heatmap(block, top: list[str], total: int) -> dict:
+        buf = io.BytesIO()
+        missing = _heatmap(block, top, total, buf)
+        return {"png": base64.b64encode(buf.getvalue()).decode("ascii"), "missing": missing}
+
+    first = receive()
+    aside = Aside(lambda: heatmap(*first))
+    try:
+        table, again = receive()
+        buf = io.BytesIO()
+        with plot_fonts():
+            ax = plot_leaderboard(table)
+            missing = save_png(ax.figure, buf, tight=True, **PNG_OPTIONS)
+        got = aside.result()
+    except BaseException:
+        aside.cancel()
+        raise
+    if again is not None:  # the first heatmap was not in the table's order
+        got = heatmap(*again)
+    return {"leaderboard.png": buf.getvalue(), "win_rates.png": base64.b64decode(got["png"]),
+            "missing": missing + got["missing"]}
+
+
+def _heatmap(block, top: list[str], total: int, target) -> list[str]:
+    """The win-rate heatmap of the models ``top`` (of ``total``; ``block`` their win rates) saved as
+    PNG to ``target`` (a path or a binary file); the characters no font could draw."""
+    from evalkit.plots._fonts import plot_fonts, save_png
+    from evalkit.plots.ratings import plot_win_rate_heatmap
 
     with plot_fonts():
-        ax = plot_win_rate_heatmap(win_rate_values(counts, top), order=top, total=total)
+        ax = plot_win_rate_heatmap(block, order=top, total=total)
         return save_png(ax.figure, target, tight=True, format="png", **PNG_OPTIONS)
 
 
@@ -230,18 +292,14 @@ CLUSTER_MODULES = ("scipy.sparse", "pyarrow")
 
 def _warm(modules: tuple[str, ...]) -> threading.Thread:
     """Import ``modules`` in a thread, started before the rows are read: DuckDB releases the GIL
-    while it counts, so the imports (about 0.3 s for the figures', 0.4 s for the cluster terms')
-    run beside it instead of after it. With the figures' modules it also draws one small figure
-    (:func:`_first_figure`). Any error there is left for the real work to raise."""
+    while it counts, so the imports (about 0.4 s for the cluster terms') run beside it instead of
+    after it. Any error there is left for the real work to raise."""
     def work() -> None:
         import importlib
 
         for name in modules:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
-        if "matplotlib.figure" in modules:
-            with contextlib.suppress(Exception):
-                _first_figure()
 
     thread = threading.Thread(target=work, name="evalkit-import", daemon=True)
     thread.start()
@@ -250,8 +308,8 @@ def _warm(modules: tuple[str, ...]) -> threading.Thread:
 
 def _first_figure() -> None:
     """Draw a 2 x 2 inch figure with a title and tick labels in the figures' fonts, and throw it
-    away: the fonts are loaded and matplotlib's first-draw set-up done (0.035 s) before the counts
-    are in, and the forked heatmap and the leaderboard figure start warm (0.06-0.15 s less each)."""
+    away: the fonts are loaded and matplotlib's first-draw set-up done (0.035 s) before the figures
+    are asked for, and the forked heatmap and the leaderboard figure start warm (0.06-0.15 s less each)."""
     from evalkit.plots._figure import subplots
     from evalkit.plots._fonts import apply_fonts, plot_fonts
 
@@ -270,38 +328,28 @@ def _first_figure() -> None:
 PNG_OPTIONS = {"dpi": 100, "pil_kwargs": {"compress_level": 1}}
 
 
-def _write(args: argparse.Namespace, counts, table: Leaderboard, inputs, early=None) -> None:
+def _write(args: argparse.Namespace, table: Leaderboard, inputs, figures) -> None:
     """The ``--out`` folder: the leaderboard as CSV and Markdown, its figure and the win-rate
     heatmap (both drawn in proportion to the data: at most
     :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
     the reason in ``run.json`` and on stderr), and ``run.json``. No pandas: the leaderboard stays
-    numpy columns. The heatmap is the PNG of ``early`` (:func:`_early_heatmap`, drawn by a forked
-    child meanwhile) when its order is the table's, else drawn here."""
-    import base64
-
+    numpy columns. The figures are ``figures``' (:func:`_figures_process`, given
+    :func:`_figure_job`), drawn there while the table was printed and written here."""
     from evalkit._output import atomic_output_dir
     from evalkit.cli.judging import rate_parameters, write_tables
-    from evalkit.plots._fonts import plot_fonts, save_png
     from evalkit.plots._layout import MAX_HEATMAP, MAX_ROWS, summary_note
-    from evalkit.plots.ratings import plot_leaderboard
 
     record = {"command": "rate", "inputs": list(inputs.names.values()) or args.path,
               "parameters": rate_parameters(args)}
-    models = [str(m) for m in table.columns["model"]]
-    notes = {"leaderboard.png": summary_note(min(len(models), MAX_ROWS), len(models), limit_name="MAX_ROWS"),
-             "win_rates.png": summary_note(min(len(models), MAX_HEATMAP), len(models), limit_name="MAX_HEATMAP")}
-    top = models[:MAX_HEATMAP]  # only the block drawn: a sparse 1,000-model matrix is never built whole
+    n = len(table.columns["model"])
+    notes = {"leaderboard.png": summary_note(min(n, MAX_ROWS), n, limit_name="MAX_ROWS"),
+             "win_rates.png": summary_note(min(n, MAX_HEATMAP), n, limit_name="MAX_HEATMAP")}
     with atomic_output_dir(args.out, force=args.force, raw_csv=args.raw_csv, record=record) as out:
         write_tables(out, {"leaderboard": table})
-        with plot_fonts():
-            ax = plot_leaderboard(table)
-            missing = save_png(ax.figure, out.path / "leaderboard.png", tight=True, **PNG_OPTIONS)
-        got = early.result() if early is not None else None
-        if got is not None and got["top"] == top:  # the table's order (else drawn again here, in that order)
-            (out.path / "win_rates.png").write_bytes(base64.b64decode(got["png"]))
-            missing += got["missing"]
-        else:
-            missing += _heatmap(counts, top, len(models), out.path / "win_rates.png")
+        got = figures.result()
+        for name in ("leaderboard.png", "win_rates.png"):
+            (out.path / name).write_bytes(got[name])
+        missing = got["missing"]
         shown = {k: v for k, v in notes.items() if v}
         if shown:
             out.record["figures"] = shown
