@@ -347,12 +347,13 @@ def _add_sums(sums: np.ndarray, gid: np.ndarray, sign: np.ndarray, weight: np.nd
 
 
 def _numpy(column: Any) -> np.ndarray:
-    """A numeric Arrow column without nulls as a read-only NumPy view of its buffer (pyarrow's
-    ``to_numpy`` imports pandas, 0.3 s, to check for it)."""
+    """A numeric Arrow column without nulls as a read-only NumPy view of its buffer
+    (:func:`evalkit.engine._arrow.numpy_view`)."""
     if column.null_count:  # pragma: no cover - the queries above coalesce or compute every value
         raise ValueError("a cluster-robust term came back missing")
-    dtype = np.dtype(str(column.type))  # int64, int8 or double
-    return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column), offset=column.offset * dtype.itemsize)
+    from evalkit.engine._arrow import numpy_view
+
+    return numpy_view(column)
 
 
 def _meat(spec: CellSpec, relation: str, players: Any, table: dict[str, np.ndarray], n_cols: int,

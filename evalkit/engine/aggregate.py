@@ -8,7 +8,11 @@ weights equal) and the same :class:`~evalkit.io.ReadReport`.
   DuckDB query (``GROUP BY player_a, player_b, outcome[, cluster]``). Invalid rows (unknown
   labels, missing values, self-comparisons, bad weights) are counted in the same query; when
   there are any, the file is read again by the pandas reader, which raises the usual error
-  with its line number. The fast path never pays for locating errors.
+  with its line number. The fast path never pays for locating errors. A Parquet file whose
+  player and label columns are dictionary-encoded text (no weights, no cluster) is counted
+  on its dictionary codes instead (:mod:`evalkit.engine._arrow`, pyarrow and ``np.bincount``
+  on one core, about a third of DuckDB's CPU time; the same cells, tested), and DuckDB is
+  then not even imported.
 - ``"pandas"``: :func:`~evalkit.io.read_comparisons`, then a ``groupby``. Also what DuckDB
   and Dask use for DataFrames, AlpacaEval and MT-bench files, ``constants=``, callable
   ``outcome_map``, non-UTF-8 encodings, and any file they cannot read.
@@ -113,6 +117,19 @@ def _duckdb_file(con: Any, path: Path, *, cluster: str | None, **kw: Any
                             **clustered), done[1]
 
 
+def _dictionary_file(path: Path, *, cluster: str | None, fmt: str | None, opts: dict[str, Any]
+                     ) -> tuple[ComparisonCounts, ReadReport] | None:
+    """Counts and report of a Parquet file counted on its dictionary codes
+    (:mod:`evalkit.engine._arrow`), or None (DuckDB or the pandas reader reads it)."""
+    from evalkit.engine._arrow import parquet_dictionary_cells
+
+    got = parquet_dictionary_cells(path, fmt=fmt, cluster=cluster, opts=opts)
+    if got is None:
+        return None
+    cells, name, per_row, _ = got
+    return finish_cells(cells, path=str(path), fmt=name, cluster=cluster, opts=opts, per_row=per_row, sorted_=True)
+
+
 def _merge_cells(parts: list[ComparisonCounts], cluster: str | None) -> ComparisonCounts:
     if len(parts) == 1:
         return parts[0]
@@ -213,19 +230,26 @@ def _duckdb(paths: list[Path], *, cluster: str | None, read: dict[str, Any], fas
     pandas reader, together (exact errors and line numbers, AlpacaEval notes across files)."""
     opts = {"columns": read["columns"], "outcome_map": read.get("outcome_map"),
             "self_comparisons": read.get("self_comparisons", "error")}
-    con = connect()
-    configure(con)
+    con = None  # connected for the first file the dictionary path does not take
     done: dict[int, tuple[ComparisonCounts, ReadReport]] = {}
     slow: list[int] = []
     tick(progress, "read", 0, len(paths))
     for k, path in enumerate(paths):
-        res = _duckdb_file(con, path, cluster=cluster, fmt=read["format"], opts=opts) if fast else None
+        res = None
+        if fast:
+            res = _dictionary_file(path, cluster=cluster, fmt=read["format"], opts=opts)
+            if res is None:
+                if con is None:
+                    con = connect()
+                    configure(con)
+                res = _duckdb_file(con, path, cluster=cluster, fmt=read["format"], opts=opts)
         if res is None:
             slow.append(k)
         else:
             done[k] = res
         tick(progress, "read", k + 1, len(paths))
-    con.close()
+    if con is not None:
+        con.close()
     if slow:
         files = [paths[k] for k in slow]
         done[slow[0]] = _pandas(files[0] if len(files) == 1 else files, cluster, read)
