@@ -23,6 +23,7 @@ Safety:
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import pickle
@@ -62,6 +63,7 @@ class Aside:
         if pid == 0:  # the child: fn, its result down the pipe, and out, nothing else
             code = 1
             try:
+                _short_lived()
                 os.close(read)
                 data = json.dumps(fn()).encode("utf-8")
                 while data:
@@ -145,6 +147,7 @@ class Standby:
         if pid == 0:  # the child: prepare, wait for the function, run it, send its value, out
             code = 1
             try:
+                _short_lived()
                 os.close(job_write)
                 os.close(result_read)
                 _quietly(prepare)
@@ -223,6 +226,13 @@ class Standby:
         for fd in (self._send, self._receive):
             _close(fd)
         self._send = self._receive = -1
+
+
+def _short_lived() -> None:
+    """A forked child ends by ``os._exit`` within seconds: its garbage never needs collecting, and
+    the collector's passes would write to every tracked object's header, copying the parent's
+    pages (copy-on-write) for nothing. Off in the child only."""
+    gc.disable()
 
 
 def _quietly(prepare: Callable[[], None]) -> None:

@@ -145,6 +145,7 @@ class _Counter:
         self._keys: list[np.ndarray] = []
         self._counts: list[np.ndarray] = []
         self._pending = 0
+        self._buffer: np.ndarray | None = None
 
     def add(self, a: Any, b: Any, w: Any) -> bool:
         """Count one batch; False where it has more distinct values than this path takes."""
@@ -153,7 +154,7 @@ class _Counter:
             return False
         (ia, va), (ib, vb), (iw, vw) = parts  # type: ignore[misc]
         la, lb, lw = len(va) + 1, len(vb) + 1, len(vw) + 1  # + the missing value's slot
-        local = (ia * lb + ib) * lw + iw
+        local = self._local(ia, ib, iw, lb, lw)
         if la * lb * lw <= DENSE_CELLS:
             n = np.bincount(local, minlength=la * lb * lw)
             cells = np.flatnonzero(n)
@@ -178,6 +179,20 @@ class _Counter:
         if self._pending > 4 * DENSE_CELLS:
             self._merge()
         return True
+
+    def _local(self, ia: np.ndarray, ib: np.ndarray, iw: np.ndarray, lb: int, lw: int) -> np.ndarray:
+        """``(ia * lb + ib) * lw + iw`` (int64) in one buffer kept from batch to batch: fresh
+        memory for each batch's temporaries costs page faults (about 2 ms per MB here), more
+        than the arithmetic."""
+        n = len(ia)
+        if self._buffer is None or len(self._buffer) < n:
+            self._buffer = np.empty(max(n, BATCH_ROWS), dtype=np.int64)
+        out = self._buffer[:n]
+        np.multiply(ia, lb, out=out)
+        out += ib
+        out *= lw
+        out += iw
+        return out
 
     @staticmethod
     def _codes(values: list[Any], table: dict[Any, int]) -> np.ndarray:
@@ -263,7 +278,7 @@ def _indices(column: Any) -> tuple[np.ndarray, list[Any]] | None:
     idx = column.indices
     if idx.null_count:
         idx = pc.fill_null(idx, len(values))
-    return numpy_view(idx).astype(np.int64), values
+    return numpy_view(idx), values
 
 
 def numpy_view(column: Any) -> np.ndarray:
