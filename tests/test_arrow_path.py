@@ -186,3 +186,31 @@ def test_chunks_declared_beyond_the_read_limits_go_to_duckdb(tmp_path):
         assert parquet_dictionary_cells(path, fmt=None, cluster=None, opts=OPTS) is None
         counts, _ = agg.aggregate_comparisons(path)  # DuckDB's scan is not bound by max_bytes
     assert int(counts.column("n").sum()) == 200_000
+
+
+def test_cluster_cells_counted_on_codes_and_the_clustered_fit_unchanged(tmp_path, monkeypatch):
+    """With ``cluster="item"`` DuckDB checks the cluster column and computes the cluster-robust terms, and
+    the cells over all items come from the dictionary codes: the counts and the CR1 leaderboard equal
+    those with DuckDB counting the cells too."""
+    from evalkit.ratings.leaderboard import leaderboard_columns
+
+    data = _arena(6000, 11)
+    data["question_id"] = np.random.default_rng(4).integers(0, 40, 6000)
+    path = tmp_path / "items.parquet"
+    pq.write_table(pa.table(data), path, row_group_size=1500)
+    calls = []
+    real = _arrow.dictionary_cells
+    monkeypatch.setattr(_arrow, "dictionary_cells", lambda *a: calls.append(1) or real(*a))
+    counts, report = agg.aggregate_comparisons(path, cluster="item")
+    fast = leaderboard_columns(counts, cluster="item")
+    assert calls, "the cells were not counted on the dictionary codes"
+    monkeypatch.setattr(_arrow, "dictionary_cells", lambda *a: None)
+    ref_counts, ref_report = agg.aggregate_comparisons(path, cluster="item")
+    slow = leaderboard_columns(ref_counts, cluster="item")
+    assert report.to_text() == ref_report.to_text()
+    for k in ("player_a", "player_b", "outcome", "weight", "n"):
+        assert counts.column(k).tolist() == ref_counts.column(k).tolist(), k
+    for k in ("model", "elo", "ci_low", "ci_high", "rank_low", "rank_high"):
+        assert fast.columns[k].tolist() == slow.columns[k].tolist(), k
+    assert fast.attrs["n_clusters"] == slow.attrs["n_clusters"] == 40
+

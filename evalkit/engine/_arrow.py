@@ -10,7 +10,8 @@ takes about a third of the CPU time of DuckDB's ``GROUP BY`` on the same file, o
 
 What it takes: one Parquet file whose player and label columns are text, dictionary-encoded in
 every row group, with a label mapping (``arena``, ``left_right`` without weights, ``columns`` or
-``canonical`` with text outcomes), no weight column and no cluster. It gives up (None: DuckDB
+``canonical`` with text outcomes), no weight column; with ``--cluster``, the cells collapsed over
+the clusters (DuckDB checks the cluster column and computes the cluster-robust terms). It gives up (None: DuckDB
 reads the file) on anything else: more than :data:`MAX_DISTINCT` distinct values in a batch, a
 column chunk whose declared size is beyond the read limits (``max_bytes``, ``max_ratio``:
 :mod:`evalkit.io._limits`), a column named twice. Its memory stays bounded: one batch of
@@ -31,7 +32,7 @@ from evalkit.io._limits import current_limits
 from evalkit.io.fastpath import CellSpec, cell_spec
 from evalkit.io.formats import detect_format
 
-__all__ = ["parquet_dictionary_cells", "numpy_view", "BATCH_ROWS", "MAX_DISTINCT"]
+__all__ = ["parquet_dictionary_cells", "dictionary_cells", "numpy_view", "BATCH_ROWS", "MAX_DISTINCT"]
 
 #: Rows decoded at a time (three index columns: a few tens of MB at most).
 BATCH_ROWS = 1 << 20
@@ -49,7 +50,8 @@ def parquet_dictionary_cells(path: Path, *, fmt: str | None, cluster: str | None
                              ) -> tuple[dict[str, np.ndarray], str, int, None] | None:
     """``(cells, format, 1, None)`` of one Parquet file counted on its dictionary codes, as
     :func:`evalkit.engine._duckdb.duckdb_file_cells` returns them, or None where this path does
-    not apply (see the module docstring)."""
+    not apply (see the module docstring; with a cluster, DuckDB reads the file and asks
+    :func:`dictionary_cells` for the cells collapsed over it)."""
     if cluster is not None or not _is_parquet(path):
         return None
     import pyarrow.parquet as pq
@@ -61,13 +63,26 @@ def parquet_dictionary_cells(path: Path, *, fmt: str | None, cluster: str | None
             return None
         name = fmt or ("columns" if opts["columns"] else detect_format(list(names), source=str(path)))
         spec = cell_spec(name, names, mapping=opts["columns"], outcome_map=opts["outcome_map"])
-        if not _takes(pf, spec):
-            return None
     except Exception:  # noqa: BLE001 - any file pyarrow or the format detection refuses: DuckDB's (or pandas') to read
         return None
-    assert spec is not None and spec.outcome is not None and spec.labels is not None
-    columns = [spec.player_a, spec.player_b, spec.outcome]
+    cells = dictionary_cells(path, spec) if spec is not None else None
+    return None if cells is None else (cells, name, 1, None)
+
+
+def dictionary_cells(path: Path, spec: CellSpec) -> dict[str, np.ndarray] | None:
+    """The cells of ``spec`` (no cluster: the cells over all clusters) in the Parquet file
+    ``path``, counted on its dictionary codes, or None where this path does not take them."""
+    if spec.cluster or not _is_parquet(path):
+        return None
+    import pyarrow.parquet as pq
+
     try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        if len(set(names)) != len(names) or not _takes(pf, spec):
+            return None
+        assert spec.outcome is not None and spec.labels is not None
+        columns = [spec.player_a, spec.player_b, spec.outcome]
         reader = pq.ParquetFile(path, read_dictionary=columns)
         counter = _Counter(spec.labels)
         for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
@@ -75,7 +90,7 @@ def parquet_dictionary_cells(path: Path, *, fmt: str | None, cluster: str | None
                 return None
     except Exception:  # noqa: BLE001 - a file pyarrow cannot decode: DuckDB's to read, or to report
         return None
-    return counter.cells(), name, 1, None
+    return counter.cells()
 
 
 def _is_parquet(path: Path) -> bool:

@@ -228,7 +228,8 @@ def _plain(values: np.ndarray) -> np.ndarray:
 
 
 def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
-                      opts: dict[str, Any]) -> tuple[dict[str, np.ndarray], str, int, dict[str, Any] | None] | None:
+                      opts: dict[str, Any], flat: Any = None,
+                      ) -> tuple[dict[str, np.ndarray], str, int, dict[str, Any] | None] | None:
     """``(cells, format, rows per record, clustered)`` of one file by one DuckDB query, or None when
     the pandas reader must read it (a format or container the fast path does not cover).
     The cells are unchecked: see :func:`~evalkit.io.fastpath.first_problem`.
@@ -236,7 +237,9 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
     With a cluster the cells are collapsed over it and ``clustered`` holds what
     :class:`~evalkit.engine._clustered.SqlClusterCounts` needs (``spec``, ``relation``, ``span``):
     the cluster-robust terms are computed in SQL later (a missing cluster: None, the pandas
-    reader's located error)."""
+    reader's located error). ``flat(path, spec)``, if given, may return the cells of a spec
+    without cluster itself (:func:`evalkit.engine._arrow.dictionary_cells`); where it returns
+    None, DuckDB counts them."""
     import duckdb
 
     if not path.is_file():
@@ -269,7 +272,9 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
                 return None
             clustered = {"spec": spec, "relation": rel, "span": span}
             spec = replace(spec, cluster=None, cluster_name=None)
-        cells = run(con, cell_sql(spec, rel), "numpy")
+        cells = flat(path, spec) if flat is not None and clustered is not None else None
+        if cells is None:
+            cells = run(con, cell_sql(spec, rel), "numpy")
     except duckdb.OutOfMemoryException as exc:  # the pandas reader would need more memory, not less
         raise MemoryError(f"DuckDB ran out of memory reducing {path} to cells ({str(exc).splitlines()[0]})") from exc
     except duckdb.Error:

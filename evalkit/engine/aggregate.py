@@ -101,7 +101,9 @@ def finish_cells(cells: Mapping[str, Any] | pd.DataFrame, *, path: str, fmt: str
 def _duckdb_file(con: Any, path: Path, *, cluster: str | None, **kw: Any
                  ) -> tuple[ComparisonCounts, ReadReport] | None:
     """Counts and report of one file by DuckDB, or None (the pandas reader reads it)."""
-    got = duckdb_file_cells(con, path, cluster=cluster, **kw)
+    from evalkit.engine._arrow import dictionary_cells
+
+    got = duckdb_file_cells(con, path, cluster=cluster, flat=dictionary_cells, **kw)
     if got is None:
         return None
     cells, name, per_row, clustered = got
