@@ -83,7 +83,7 @@ def dictionary_cells(path: Path, spec: CellSpec) -> dict[str, np.ndarray] | None
             return None
         assert spec.outcome is not None and spec.labels is not None
         columns = [spec.player_a, spec.player_b, spec.outcome]
-        reader = pq.ParquetFile(path, read_dictionary=columns)
+        reader = pq.ParquetFile(path, read_dictionary=columns, pre_buffer=False)  # no I/O thread pool (threads reserve address space under a cap)
         counter = _Counter(spec.labels)
         for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
             if not counter.add(*(batch.column(k) for k in range(3))):
