@@ -210,7 +210,9 @@ def test_cluster_cells_counted_on_codes_and_the_clustered_fit_unchanged(tmp_path
     assert report.to_text() == ref_report.to_text()
     for k in ("player_a", "player_b", "outcome", "weight", "n"):
         assert counts.column(k).tolist() == ref_counts.column(k).tolist(), k
-    for k in ("model", "elo", "ci_low", "ci_high", "rank_low", "rank_high"):
+    for k in ("model", "elo", "rank_low", "rank_high"):
         assert fast.columns[k].tolist() == slow.columns[k].tolist(), k
+    for k in ("ci_low", "ci_high"):  # DuckDB streams the meat's rows in no set order: equal to rounding
+        np.testing.assert_allclose(fast.columns[k], slow.columns[k], rtol=1e-12, err_msg=k)
     assert fast.attrs["n_clusters"] == slow.attrs["n_clusters"] == 40
 
