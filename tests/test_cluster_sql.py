@@ -131,6 +131,7 @@ from evalkit.engine.aggregate import aggregate_comparisons
 from evalkit.ratings.leaderboard import leaderboard_columns
 
 import pyarrow, scipy.linalg, scipy.sparse, scipy.special  # their thread pools (OpenBLAS's) start on import
+import pyarrow.parquet  # pyarrow 14 starts the AWS SDK's event-loop thread when it imports pyarrow.fs
 
 connect().close()  # DuckDB 1.1 keeps one thread of its own after its first database
 threads = lambda: len(os.listdir("/proc/self/task"))

@@ -57,8 +57,7 @@ def parquet_dictionary_cells(path: Path, *, fmt: str | None, cluster: str | None
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
-        names = pf.schema_arrow.names
+        names = pq.ParquetFile(path).schema_arrow.names
         if len(set(names)) != len(names):  # a column named twice: the readers say which
             return None
         name = fmt or ("columns" if opts["columns"] else detect_format(list(names), source=str(path)))
@@ -76,16 +75,16 @@ def dictionary_cells(path: Path, spec: CellSpec) -> dict[str, np.ndarray] | None
         return None
     import pyarrow.parquet as pq
 
+    columns = [spec.player_a, spec.player_b, spec.outcome]
     try:
-        pf = pq.ParquetFile(path)
+        # no I/O thread pool (pre_buffer off): under an address cap each thread reserves its malloc arena
+        pf = pq.ParquetFile(path, read_dictionary=columns, pre_buffer=False)
         names = pf.schema_arrow.names
         if len(set(names)) != len(names) or not _takes(pf, spec):
             return None
-        assert spec.outcome is not None and spec.labels is not None
-        columns = [spec.player_a, spec.player_b, spec.outcome]
-        reader = pq.ParquetFile(path, read_dictionary=columns, pre_buffer=False)  # no I/O thread pool (threads reserve address space under a cap)
+        assert spec.labels is not None
         counter = _Counter(spec.labels)
-        for batch in reader.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
+        for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
             if not counter.add(*(batch.column(k) for k in range(3))):
                 return None
     except Exception:  # noqa: BLE001 - a file pyarrow cannot decode: DuckDB's to read, or to report
