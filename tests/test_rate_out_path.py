@@ -273,3 +273,18 @@ def test_standby_without_a_fork_prepares_in_a_thread_and_runs_here():
     finally:
         stop.set()
         t.join()
+
+
+def test_no_estimate_with_out_is_the_one_line_error_and_no_folder(tmp_path):
+    """One model never loses: no maximum-likelihood ratings. With ``--out`` (the figures' process forked,
+    the early heatmap's point fit failing) the command still ends with the one-line error naming
+    ``--l2``, exit 2, and leaves no folder."""
+    path = tmp_path / "v.csv"
+    path.write_text("left,right,winner\na,b,left\na,b,left\nb,c,left\nc,b,left\n")
+    out = tmp_path / "out"
+    res = subprocess.run([sys.executable, "-m", "evalkit", "rate", str(path), "--out", str(out), "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("evalkit rate: error:") and res.stderr.count("\n") == 1
+    assert res.stderr.rstrip().endswith("On the command line: --l2 0.01.")
+    assert not out.exists()

@@ -132,11 +132,9 @@ def _run(args: argparse.Namespace, figures) -> int:
         print_warnings(counts, report.format, args)
         rate_variant(args, diagnostic_rows(args, report), base=base, n_boot=n_boot)
         return 0
-    heatmap: tuple = ()
+    top: list[str] | None = None
     if figures is not None:  # the heatmap started now, in the leaderboard's order, while the intervals are made
-        heatmap = _heatmap_data(args, counts)
-        figures.submit(_draw_figures)
-        figures.send(heatmap)
+        top = _start_heatmap(figures, args, counts)
     try:  # the fit first: with --cluster, DuckDB's one pass for the meat also gives the warnings' units
         table = leaderboard_columns(  # numpy columns: pandas only where the data need it
             counts, ties=args.ties, l2=args.l2, base=base, anchor=anchor,
@@ -149,7 +147,10 @@ def _run(args: argparse.Namespace, figures) -> int:
         print_warnings(counts, report.format, args)
         raise
     if figures is not None:
-        figures.send(_leaderboard_data(args, counts, table, heatmap[1]))  # drawn there while the table is printed here
+        if top is None:  # no early heatmap: its data now, in the table's order
+            figures.submit(_draw_figures)
+            top = _start_heatmap(figures, args, counts, order=[str(m) for m in table.columns["model"]])
+        figures.send(_leaderboard_data(args, counts, table, top or []))  # drawn there while the table is printed
     _report(args, counts, report, table, inputs, figures)
     return 0
 
@@ -224,6 +225,20 @@ def _heatmap_data(args: argparse.Namespace, counts, order: list[str] | None = No
         order = [str(fit.players[k]) for k in ranked]
     top = order[:MAX_HEATMAP]
     return win_rate_values(pairs, top), top, len(order)
+
+
+def _start_heatmap(figures, args: argparse.Namespace, counts, order: list[str] | None = None) -> list[str] | None:
+    """Send the heatmap's data (:func:`_heatmap_data`) to ``figures`` (submitting
+    :func:`_draw_figures` first when ``order`` is None); the models drawn, or None where the point
+    fit has no estimate (:func:`leaderboard_columns` then says why, after the warnings)."""
+    try:
+        data = _heatmap_data(args, counts, order=order)
+    except ValueError:
+        return None
+    if order is None:
+        figures.submit(_draw_figures)
+    figures.send(data)
+    return data[1]
 
 
 def _leaderboard_data(args: argparse.Namespace, counts, table: Leaderboard, top: list[str]) -> tuple:
@@ -334,7 +349,7 @@ def _write(args: argparse.Namespace, table: Leaderboard, inputs, figures) -> Non
     :data:`evalkit.plots._layout.MAX_ROWS` / :data:`~evalkit.plots._layout.MAX_HEATMAP` models,
     the reason in ``run.json`` and on stderr), and ``run.json``. No pandas: the leaderboard stays
     numpy columns. The figures are ``figures``' (:func:`_figures_process`, given
-    :func:`_figure_job`), drawn there while the table was printed and written here."""
+    :func:`_draw_figures`), drawn there while the table was printed and written here."""
     from evalkit._output import atomic_output_dir
     from evalkit.cli.judging import rate_parameters, write_tables
     from evalkit.plots._layout import MAX_HEATMAP, MAX_ROWS, summary_note
