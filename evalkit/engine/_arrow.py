@@ -57,9 +57,7 @@ def parquet_dictionary_cells(path: Path, *, fmt: str | None, cluster: str | None
     import pyarrow.parquet as pq
 
     try:
-        names = pq.ParquetFile(path).schema_arrow.names
-        if len(set(names)) != len(names):  # a column named twice: the readers say which
-            return None
+        names = pq.read_schema(path).names  # a column named twice: dictionary_cells declines the file
         name = fmt or ("columns" if opts["columns"] else detect_format(list(names), source=str(path)))
         spec = cell_spec(name, names, mapping=opts["columns"], outcome_map=opts["outcome_map"])
     except Exception:  # noqa: BLE001 - any file pyarrow or the format detection refuses: DuckDB's (or pandas') to read
