@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from dask_cluster import dask_client  # noqa: F401 (fixture)
 
 from evalkit.engine._clustered import SqlClusterCounts
 from evalkit.engine.aggregate import aggregate_comparisons
@@ -271,3 +272,48 @@ def test_clusters_and_unit_sums_from_the_meats_pass_or_their_own(tmp_path, monke
     votes = kept.groupby("question_id").size()
     assert sql.unit_sums() == (len(votes), float(votes.max()), pytest.approx(float((e * e).sum()), rel=1e-13))
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")
+
+
+def test_a_cluster_the_file_cannot_have_is_refused_before_any_row_is_read(tmp_path, monkeypatch, capsys,
+                                                                          dask_client):  # noqa: F811
+    # An Arena file's question_id is read as 'item'; before, --cluster question_id read the whole file
+    # with the pandas reader (36 s, 6.9 GB at 1e7 rows) and only then said the column was not there.
+    import evalkit.io.read as read
+    from evalkit.cli import main
+
+    arena, canon = tmp_path / "arena.parquet", tmp_path / "canon.csv"
+    _arena(arena, n=200)
+    _canonical(tmp_path / "c.parquet", n=200)
+    pd.read_parquet(tmp_path / "c.parquet").drop(columns="item").to_csv(canon, index=False)
+
+    def never(*a, **k):
+        raise AssertionError("the pandas reader read the rows")
+
+    monkeypatch.setattr(read, "read_comparisons", never)
+    for engine, kw in (("duckdb", {}), ("dask", {"scheduler": dask_client})):
+        with pytest.raises(ValueError, match=r"Its column 'question_id' is read as 'item': pass --cluster item\."):
+            aggregate_comparisons(arena, cluster="question_id", engine=engine, **kw)
+    with pytest.raises(ValueError, match=r"no cluster column 'prompt'.*clusters 'item' \(its column 'question_id'\)\.$"):
+        aggregate_comparisons(arena, cluster="prompt")
+    with pytest.raises(ValueError, match=r"canon\.csv has no cluster column 'item': read in the canonical format, "
+                                         r"its comparisons keep no cluster column but 'source'\.$"):
+        aggregate_comparisons(canon, cluster="item")
+    with pytest.raises(ValueError, match=r"In Python, keep_columns=\['weight'\] keeps a column of the file as it is"):
+        aggregate_comparisons(canon, cluster="weight")
+    assert main(["rate", str(arena), "--cluster", "question_id"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.endswith("pass --cluster item.")
+
+
+def test_clusters_the_converters_keep_still_reach_the_pandas_reader(tmp_path):
+    # an Arena 'turn', a kept column and the source are clusters of the pandas reader: not refused
+    frame = _arena(tmp_path / "a.parquet", n=400, items=40)
+    frame.assign(turn=np.arange(400) % 2).to_parquet(tmp_path / "t.parquet")
+    counts, _ = aggregate_comparisons(tmp_path / "t.parquet", cluster="turn")
+    assert counts.n_clusters == 2
+    canon = _canonical(tmp_path / "c.parquet", n=300, items=30).assign(session=lambda f: f["item"].str[:2])
+    canon.to_parquet(tmp_path / "s.parquet")
+    counts, _ = aggregate_comparisons(tmp_path / "s.parquet", cluster="session", keep_columns=["session"])
+    assert counts.n_clusters == canon["session"].nunique()
+    counts, _ = aggregate_comparisons(tmp_path / "s.parquet", cluster="source")
+    assert counts.n_clusters == 1

@@ -83,7 +83,7 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
     """Cells of one path computed on the cluster, or None when the pandas reader must read it."""
     import dask
 
-    from evalkit.engine._duckdb import check_header
+    from evalkit.engine._duckdb import check_cluster, check_header
     from evalkit.engine.aggregate import finish_cells
 
     if "://" not in item and os.path.isfile(item):
@@ -96,6 +96,8 @@ def _dask_cells(client: Any, item: str, *, fmt: str | None, cluster: str | None,
     name = fmt or ("columns" if opts["columns"] else detect_format(cols, source=item))
     spec = cell_spec(name, cols, cluster=cluster, mapping=opts["columns"],
                      outcome_map=opts["outcome_map"])
+    if spec is None and cluster is not None:
+        check_cluster(item, name, cols, cluster, opts)
     if spec is None:
         return None
     needed = spec.key_columns + [c for c in (spec.outcome, spec.weight) if c] + [c for c, _ in spec.wins]
@@ -151,6 +153,7 @@ def dask_aggregate(
 ) -> tuple[ComparisonCounts, ReadReport]:
     """Cells of ``source`` computed on a Dask cluster (see the module docstring); ``fast=False``
     (options only the pandas reader has) reads every file with the pandas reader."""
+    from evalkit.engine._duckdb import AbsentClusterError
     from evalkit.engine.aggregate import _pandas
 
     try:
@@ -164,15 +167,16 @@ def dask_aggregate(
         items = [str(source)] if isinstance(source, (str, Path)) else [str(s) for s in source]
         fmt = read.get("format")
         opts = {"columns": read.get("columns"), "outcome_map": read.get("outcome_map"),
-                "self_comparisons": read.get("self_comparisons", "error")}
+                "self_comparisons": read.get("self_comparisons", "error"),
+            "keep": tuple(read.get("keep_columns") or ())}
         parts, reports = [], []
         tick(progress, "aggregate", 0, len(items))
         for k, item in enumerate(items):
             missing = "://" not in item and not any(ch in item for ch in "*?[") and not os.path.exists(item)
             try:  # a local path that does not exist: the pandas reader says so (nothing to read on the client)
                 res = _dask_cells(client, item, fmt=fmt, cluster=cluster, opts=opts) if fast and not missing else None
-            except _DATA_ERRORS:  # a file Dask cannot parse: the pandas reader names the problem
-                if "://" in item:
+            except _DATA_ERRORS as exc:  # a file Dask cannot parse: the pandas reader names the problem
+                if "://" in item or isinstance(exc, AbsentClusterError):
                     raise
                 res = None
             except Exception as exc:  # noqa: BLE001 - the cluster failed: say so, read nothing here

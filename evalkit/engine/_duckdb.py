@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalkit.io._limits import check_columns, check_lines, current_limits
-from evalkit.io.fastpath import KEY_TYPES, cell_spec, cell_sql
+from evalkit.io.fastpath import KEY_TYPES, absent_cluster, cell_spec, cell_sql
 from evalkit.io.formats import _CSV_NA, check_unique_columns, container_of, detect_format, read_head
 
 __all__ = ["check_header", "configure", "connect", "relation", "run", "duckdb_file_cells"]
@@ -227,6 +227,18 @@ def _plain(values: np.ndarray) -> np.ndarray:
     return out
 
 
+class AbsentClusterError(ValueError):
+    """A cluster column the file cannot have (raised before any row is read; no reader retries)."""
+
+
+def check_cluster(path: Path | str, fmt: str, columns: list[str], cluster: str, opts: dict[str, Any]) -> None:
+    """Raise a ValueError, before any row is read, when the file can have no cluster ``cluster``
+    (:func:`~evalkit.io.fastpath.absent_cluster`)."""
+    problem = absent_cluster(fmt, columns, cluster, opts["columns"], opts.get("keep", ()))
+    if problem is not None:
+        raise AbsentClusterError(f"{path} {problem}")
+
+
 def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | None,
                       opts: dict[str, Any], flat: Any = None,
                       ) -> tuple[dict[str, np.ndarray], str, int, dict[str, Any] | None] | None:
@@ -258,6 +270,8 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
         return None
     spec = cell_spec(name, list(types), cluster=cluster, mapping=opts["columns"],
                      outcome_map=opts["outcome_map"])
+    if spec is None and cluster is not None:
+        check_cluster(path, name, list(types), cluster, opts)
     if spec is None or any(types.get(c) not in KEY_TYPES for c in spec.key_columns):
         return None
     clustered = None

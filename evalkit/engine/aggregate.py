@@ -231,7 +231,8 @@ def _duckdb(paths: list[Path], *, cluster: str | None, read: dict[str, Any], fas
     """Each file by one DuckDB query; the files it cannot take (or with an invalid row) by the
     pandas reader, together (exact errors and line numbers, AlpacaEval notes across files)."""
     opts = {"columns": read["columns"], "outcome_map": read.get("outcome_map"),
-            "self_comparisons": read.get("self_comparisons", "error")}
+            "self_comparisons": read.get("self_comparisons", "error"),
+            "keep": tuple(read.get("keep_columns") or ())}
     con = None  # connected for the first file the dictionary path does not take
     done: dict[int, tuple[ComparisonCounts, ReadReport]] = {}
     slow: list[int] = []
