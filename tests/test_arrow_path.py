@@ -189,23 +189,22 @@ def test_chunks_declared_beyond_the_read_limits_go_to_duckdb(tmp_path):
 
 
 def test_cluster_cells_counted_on_codes_and_the_clustered_fit_unchanged(tmp_path, monkeypatch):
-    """With ``cluster="item"`` DuckDB checks the cluster column and computes the cluster-robust terms, and
-    the cells over all items come from the dictionary codes: the counts and the CR1 leaderboard equal
-    those with DuckDB counting the cells too."""
+    """With ``cluster="item"`` the cells over all items come from the dictionary codes, and so does each
+    row's (players, outcome, item), kept for the cluster-robust meat; the cluster's census comes from
+    the file's statistics: DuckDB is not used. The counts and the CR1 leaderboard equal those with
+    DuckDB checking the cluster, counting the cells and streaming the meat's rows."""
     from evalkit.ratings.leaderboard import leaderboard_columns
 
     data = _arena(6000, 11)
     data["question_id"] = np.random.default_rng(4).integers(0, 40, 6000)
     path = tmp_path / "items.parquet"
     pq.write_table(pa.table(data), path, row_group_size=1500)
-    calls = []
-    real = _arrow.dictionary_cells
-    monkeypatch.setattr(_arrow, "dictionary_cells", lambda *a: calls.append(1) or real(*a))
     counts, report = agg.aggregate_comparisons(path, cluster="item")
     fast = leaderboard_columns(counts, cluster="item")
-    assert calls, "the cells were not counted on the dictionary codes"
-    monkeypatch.setattr(_arrow, "dictionary_cells", lambda *a: None)
+    assert counts._rows is not None and len(counts._rows.a) == 6000 and counts._span == (0, 39)
+    monkeypatch.setattr(_arrow, "_count", lambda *a: None)
     ref_counts, ref_report = agg.aggregate_comparisons(path, cluster="item")
+    assert ref_counts._rows is None
     slow = leaderboard_columns(ref_counts, cluster="item")
     assert report.to_text() == ref_report.to_text()
     for k in ("player_a", "player_b", "outcome", "weight", "n"):
@@ -216,3 +215,52 @@ def test_cluster_cells_counted_on_codes_and_the_clustered_fit_unchanged(tmp_path
         np.testing.assert_allclose(fast.columns[k], slow.columns[k], rtol=1e-12, err_msg=k)
     assert fast.attrs["n_clusters"] == slow.attrs["n_clusters"] == 40
 
+
+def test_clustered_rate_imports_no_duckdb(tmp_path):
+    path = tmp_path / "items.parquet"
+    data = _arena(5000, 3)
+    data["question_id"] = [f"q{k % 70}" for k in range(5000)]
+    pq.write_table(pa.table(data), path, row_group_size=2000)
+    code = ("import sys; from evalkit.engine.aggregate import aggregate_comparisons; "
+            "from evalkit.ratings.leaderboard import leaderboard_columns; "
+            f"c, r = aggregate_comparisons({str(path)!r}, cluster='item'); t = leaderboard_columns(c, cluster='item'); "
+            "print(r.rows_kept, t.attrs['n_clusters'], 'duckdb' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["5000", "70", "False"]
+
+
+@pytest.mark.parametrize("stats", ["lying", "absent", "a missing cluster"])
+def test_cluster_statistics_that_lie_or_are_absent_go_to_duckdb(tmp_path, stats):
+    """The census trusts the statistics only so far: a span that does not hold a batch's values drops
+    the rows' codes (DuckDB's pass computes the meat); a file without statistics, or with a missing
+    cluster, is DuckDB's (and the pandas reader's located error) from the start."""
+    from evalkit.ratings.leaderboard import leaderboard_columns
+
+    data = _arena(3000, 5)
+    data["question_id"] = np.random.default_rng(6).integers(0, 30, 3000)
+    path = tmp_path / "items.parquet"
+    table = pa.table(data)
+    if stats == "a missing cluster":
+        table = table.set_column(3, "question_id", pa.array([None] + data["question_id"][1:].tolist(), pa.int64()))
+    pq.write_table(table, path, row_group_size=1000, write_statistics=stats != "absent")
+    pf = pq.ParquetFile(path)
+    if stats == "lying":  # the footer says 0..9 (the values reach 29): as a hostile writer would
+        assert _arrow._Rows.start(pf, ("question_id", (0, 9)), ["model_a", "model_b", "winner"]) is not None
+        got = _arrow.dictionary_rows(path, _spec(path), ("question_id", (0, 9)))
+        assert got is not None and got[1] is None  # the cells, without the rows
+        return
+    assert _arrow._census(pf, "question_id") is None if stats == "absent" else _arrow._census(pf, "question_id")[0]
+    assert _arrow.parquet_dictionary_clustered(path, fmt=None, cluster="item", opts=OPTS) is None
+    if stats == "absent":
+        counts, _ = agg.aggregate_comparisons(path, cluster="item")
+        assert counts._rows is not None  # DuckDB's census, then the rows' codes all the same
+        assert leaderboard_columns(counts, cluster="item").attrs["n_clusters"] == 30
+    else:
+        with pytest.raises(ValueError, match="(?i)cluster"):
+            agg.aggregate_comparisons(path, cluster="item")
+
+
+def _spec(path):
+    from evalkit.io.fastpath import cell_spec
+
+    return cell_spec("arena", pq.read_schema(path).names)

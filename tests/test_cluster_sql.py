@@ -58,7 +58,12 @@ def test_sql_cluster_sandwich_equals_the_per_cluster_cells(tmp_path, ties):
         np.testing.assert_allclose(new[col].to_numpy(float), old[col].to_numpy(float), rtol=0, atol=1e-10)
 
 
-def test_sql_cluster_meat_weights_and_continuous_outcomes(tmp_path):
+@pytest.mark.parametrize("outcomes", [16, 2])
+def test_sql_cluster_meat_weights_and_continuous_outcomes(tmp_path, monkeypatch, outcomes):
+    # four outcome values: each row's unit score from NumPy's dense table (16), or DuckDB's join (2)
+    import evalkit.engine._clustered as clustered
+
+    monkeypatch.setattr(clustered, "DENSE_OUTCOMES", outcomes)
     path = tmp_path / "canonical.parquet"
     frame = _canonical(path)
     sql, _ = aggregate_comparisons(path, cluster="item")
@@ -182,11 +187,27 @@ def test_missing_cluster_is_the_readers_located_error(tmp_path):
 
 
 @pytest.mark.parametrize("ids", ["int", "text"])
-@pytest.mark.parametrize("dense", [True, False])
-def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeypatch, ids, dense):
-    """Integer and text ids are joined as stored; S is summed densely (np.add.at
-    over streamed batches) or sparsely (DuckDB's GROUP BY): each equals the per-cluster cells."""
+@pytest.mark.parametrize("summed", ["rows kept by the count", "dense, scores looked up", "dense, scores joined",
+                                    "sparse"])
+def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeypatch, ids, summed):
+    """Integer and text ids are joined as stored; S is summed densely (np.add.at over the rows'
+    codes kept by the dictionary count, or over batches DuckDB streams, each row's unit score
+    looked up in NumPy's dense table or joined by DuckDB) or sparsely (DuckDB's GROUP BY): each
+    equals the per-cluster cells."""
+    import evalkit.engine._arrow as arrow
     import evalkit.engine._clustered as clustered
+
+    dense = summed != "sparse"
+    monkeypatch.setattr(clustered, "DENSE_U", 0 if summed == "dense, scores joined" else 1 << 22)
+    monkeypatch.setattr(arrow, "ROWS_BUDGET", 1 << 28 if summed == "rows kept by the count" else 0)
+    used: list[str] = []
+
+    def spy(name):
+        real = getattr(clustered, name)
+        return lambda *a: used.append(name) or real(*a)
+
+    for name in ("_dense_batches", "_joined_batches"):
+        monkeypatch.setattr(clustered, name, spy(name))
 
     path = tmp_path / "arena.parquet"
     frame = _arena(path, n=2500, items=90, seed=7)
@@ -207,6 +228,9 @@ def test_sql_cluster_meat_on_every_id_type_and_both_summations(tmp_path, monkeyp
     votes = dec.groupby("question_id").size()
     assert sql.unit_sums() == (len(votes), float(votes.max()), pytest.approx(float((e * e).sum()), rel=1e-13))
     assert count_warnings(sql, "arena", judge="j") == count_warnings(cells, "arena", judge="j")
+    assert (sql._rows is not None) == (summed == "rows kept by the count")
+    assert used == {"rows kept by the count": [], "dense, scores looked up": ["_dense_batches"], "dense, scores joined": ["_joined_batches"],
+                    "sparse": []}[summed]
 
 
 @pytest.mark.parametrize(("ids", "direct"), [("int", True), ("negative", True), ("above-int64", True),

@@ -10,9 +10,13 @@ takes about a third of the CPU time of DuckDB's ``GROUP BY`` on the same file, o
 
 What it takes: one Parquet file whose player and label columns are text, dictionary-encoded in
 every row group, with a label mapping (``arena``, ``left_right`` without weights, ``columns`` or
-``canonical`` with text outcomes), no weight column; with ``--cluster``, the cells collapsed over
-the clusters (DuckDB checks the cluster column and computes the cluster-robust terms). It gives up (None: DuckDB
-reads the file) on anything else: more than :data:`MAX_DISTINCT` distinct values in a batch, a
+``canonical`` with text outcomes), no weight column. With ``--cluster`` (a text or integer column)
+it counts the cells collapsed over the clusters and keeps each row's codes (players, outcome,
+cluster: 9 bytes a row, up to :data:`ROWS_BUDGET`), from which
+:class:`~evalkit.engine._clustered.SqlClusterCounts` computes the cluster-robust meat without
+reading the file again; the cluster's census (a missing value, an integer's span) comes from the
+row groups' statistics, so DuckDB is not used at all. It gives up (None: DuckDB reads the file)
+on anything else: more than :data:`MAX_DISTINCT` distinct values in a batch, a
 column chunk whose declared size is beyond the read limits (``max_bytes``, ``max_ratio``:
 :mod:`evalkit.io._limits`), a column named twice. Its memory stays bounded: one batch of
 :data:`BATCH_ROWS` rows of indices, and the cells. The cells are the ones DuckDB's query gives (:func:`evalkit.io.fastpath.cell_sql`):
@@ -23,6 +27,7 @@ reader, which says where.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +37,8 @@ from evalkit.io._limits import current_limits
 from evalkit.io.fastpath import CellSpec, cell_spec
 from evalkit.io.formats import detect_format
 
-__all__ = ["parquet_dictionary_cells", "dictionary_cells", "numpy_view", "BATCH_ROWS", "MAX_DISTINCT"]
+__all__ = ["parquet_dictionary_cells", "parquet_dictionary_clustered", "dictionary_cells", "dictionary_rows", "CodedRows", "numpy_view", "BATCH_ROWS",
+           "MAX_DISTINCT", "ROWS_BUDGET"]
 
 #: Rows decoded at a time (three index columns: a few tens of MB at most).
 BATCH_ROWS = 1 << 20
@@ -66,28 +72,109 @@ def parquet_dictionary_cells(path: Path, *, fmt: str | None, cluster: str | None
     return None if cells is None else (cells, name, 1, None)
 
 
+def parquet_dictionary_clustered(path: Path, *, fmt: str | None, cluster: str, opts: dict[str, Any]
+                                 ) -> tuple[dict[str, np.ndarray], str, dict[str, Any]] | None:
+    """``(cells, format, clustered)`` of one Parquet file with a cluster, without DuckDB: the cells
+    collapsed over the cluster and each row's codes (:func:`dictionary_rows`), the cluster column's
+    census (:func:`_census`: from the file's statistics), and in ``clustered`` what
+    :class:`~evalkit.engine._clustered.SqlClusterCounts` takes (``spec``, ``relation``, ``span``,
+    ``rows``); None where DuckDB's path (:func:`~evalkit.engine._duckdb.duckdb_file_cells`) must
+    read the file: no statistics, a missing cluster (its located error), a file too large for the
+    rows' codes, or anything :func:`dictionary_cells` declines."""
+    from dataclasses import replace
+
+    from evalkit.engine._duckdb import parquet_relation
+
+    if not _is_parquet(path):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path, pre_buffer=False)
+        names = pf.schema_arrow.names
+        name = fmt or ("columns" if opts["columns"] else detect_format(list(names), source=str(path)))
+        spec = cell_spec(name, names, cluster=cluster, mapping=opts["columns"], outcome_map=opts["outcome_map"])
+        census = _census(pf, spec.cluster) if spec is not None and spec.cluster is not None else None
+    except Exception:  # noqa: BLE001 - any file pyarrow or the format detection refuses: DuckDB's (or pandas') to read
+        return None
+    if census is None or census[0] or pf.metadata.num_rows * 9 > ROWS_BUDGET:
+        return None
+    assert spec is not None and spec.cluster is not None
+    got = _count(path, replace(spec, cluster=None, cluster_name=None), (spec.cluster, census[1]))
+    if got is None:
+        return None
+    return got[0], name, {"spec": spec, "relation": parquet_relation(path), "span": census[1], "rows": got[1]}
+
+
+def _census(pf: Any, column: str) -> tuple[bool, tuple[int, int] | None] | None:
+    """``(some value missing, (smallest, largest) of an integer column)`` of ``column`` from the
+    row groups' statistics (what :func:`~evalkit.engine._clustered.cluster_census` asks DuckDB),
+    or None: a column that is neither text nor an integer, or a row group without statistics."""
+    import pyarrow as pa
+
+    meta = pf.metadata
+    where = [k for k in range(meta.num_columns) if meta.schema.column(k).path == column]
+    t = pf.schema_arrow.field(column).type if column in pf.schema_arrow.names else None
+    ints = t is not None and pa.types.is_integer(t)
+    if len(where) != 1 or not (ints or (t is not None and (pa.types.is_string(t) or pa.types.is_large_string(t)))):
+        return None
+    missing, lo, hi = False, None, None
+    for g in range(meta.num_row_groups):
+        stats = meta.row_group(g).column(where[0]).statistics
+        if stats is None or not stats.has_null_count or (ints and not stats.has_min_max):
+            return None
+        missing = missing or stats.null_count > 0
+        if ints:
+            lo = int(stats.min) if lo is None else min(lo, int(stats.min))
+            hi = int(stats.max) if hi is None else max(hi, int(stats.max))
+    return missing, ((lo, hi) if ints and lo is not None and hi is not None else None)
+
+
 def dictionary_cells(path: Path, spec: CellSpec) -> dict[str, np.ndarray] | None:
     """The cells of ``spec`` (no cluster: the cells over all clusters) in the Parquet file
     ``path``, counted on its dictionary codes, or None where this path does not take them."""
-    if spec.cluster or not _is_parquet(path):
-        return None
+    got = _count(path, spec, None)
+    return None if got is None else got[0]
+
+
+def dictionary_rows(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None]
+                    ) -> tuple[dict[str, np.ndarray], CodedRows | None] | None:
+    """:func:`dictionary_cells`, and each row as codes (:class:`CodedRows`) with its cluster
+    ``keep = (column, span)`` (``span``: an integer column's smallest and largest value, each row's
+    cluster being its value less the smallest; None: a text column, each distinct value a cluster),
+    for the cluster-robust meat without a second read of the file. The rows are None where they
+    would pass :data:`ROWS_BUDGET` bytes, or the cluster column is not text or an integer with a
+    span, or a batch holds more than :data:`MAX_DISTINCT` clusters."""
+    return _count(path, spec, keep)
+
+
+def _count(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None] | None
+           ) -> tuple[dict[str, np.ndarray], CodedRows | None] | None:
+    if spec.cluster or spec.outcome is None or not _is_parquet(path):
+        return None  # a counts file (no outcome column) is already cells: DuckDB sums it
     import pyarrow.parquet as pq
 
     columns = [spec.player_a, spec.player_b, spec.outcome]
     try:
         # no I/O thread pool (pre_buffer off): under an address cap each thread reserves its malloc arena
-        pf = pq.ParquetFile(path, read_dictionary=columns, pre_buffer=False)
+        probe = pq.ParquetFile(path, pre_buffer=False)
+        rows = _Rows.start(probe, keep, columns)
+        text = [keep[0]] if rows is not None and keep is not None and keep[1] is None else []
+        pf = pq.ParquetFile(path, read_dictionary=columns + text, pre_buffer=False)
         names = pf.schema_arrow.names
         if len(set(names)) != len(names) or not _takes(pf, spec):
             return None
         assert spec.labels is not None
         counter = _Counter(spec.labels)
-        for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=False):
-            if not counter.add(*(batch.column(k) for k in range(3))):
+        read = columns + ([keep[0]] if rows is not None and keep is not None else [])
+        for batch in pf.iter_batches(batch_size=BATCH_ROWS, columns=read, use_threads=False):
+            if not counter.add(batch.column(0), batch.column(1), batch.column(2), rows):
                 return None
+            if rows is not None and (counter.rows_lost or not rows.cluster(batch.column(3))):
+                rows = None
     except Exception:  # noqa: BLE001 - a file pyarrow cannot decode: DuckDB's to read, or to report
         return None
-    return counter.cells()
+    return counter.cells(), (rows.done(counter) if rows is not None else None)
 
 
 def _is_parquet(path: Path) -> bool:
@@ -158,9 +245,11 @@ class _Counter:
         self._counts: list[np.ndarray] = []
         self._pending = 0
         self._buffer: np.ndarray | None = None
+        self.rows_lost = False  # a batch the rows' codes could not take: they are dropped
 
-    def add(self, a: Any, b: Any, w: Any) -> bool:
-        """Count one batch; False where it has more distinct values than this path takes."""
+    def add(self, a: Any, b: Any, w: Any, rows: _Rows | None = None) -> bool:
+        """Count one batch (and record its rows' codes in ``rows``); False where it has more
+        distinct values than this path takes."""
         parts = [_indices(a), _indices(b), _indices(w)]
         if any(p is None or len(p[1]) > MAX_DISTINCT for p in parts):
             return False
@@ -175,11 +264,13 @@ class _Counter:
             cells, n = np.unique(local, return_counts=True)
         cells, kw = np.divmod(cells, lw)
         ka, kb = np.divmod(cells, lb)
-        ga = self._codes(va, self._players)[ka]
-        gb = self._codes(vb, self._players)[kb]
-        gw = self._codes([self._labels.get(v) if v is not None else None for v in vw], self._outcomes)[kw]
+        ta, tb = self._codes(va, self._players), self._codes(vb, self._players)
+        tw = self._codes([self._labels.get(v) if v is not None else None for v in vw], self._outcomes)
+        ga, gb, gw = ta[ka], tb[kb], tw[kw]
         if len(self._players) > 1 << _PLAYER_BITS or len(self._outcomes) > 1 << _OUTCOME_BITS:
             return False
+        if rows is not None and not rows.players((ia, ta), (ib, tb), (iw, tw)):
+            self.rows_lost = True
         self._grow()
         if self._dense is not None:
             s, t = self._stride
@@ -271,6 +362,106 @@ class _Counter:
         value = np.array([np.nan if o is None else float(o) for o in outcomes], dtype=float)
         return {"player_a": text[ga], "player_b": text[gb], "outcome": value[gw],
                 "weight": n.astype(float), "n": n, "bad_w": np.zeros(len(n), dtype=bool)}
+
+
+#: Most bytes of the rows' codes kept for the cluster-robust meat (:class:`_Rows`: 9 a row, so
+#: about 3e7 rows); a larger file's meat reads the file again (DuckDB).
+ROWS_BUDGET = 256 << 20
+
+
+@dataclass(frozen=True)
+class CodedRows:
+    """Each row of a file as codes, kept by the dictionary pass (:func:`dictionary_rows`).
+
+    ``a``, ``b`` (uint16) index ``players`` (names in order of appearance), ``outcome`` (uint8)
+    indexes ``outcomes`` (values; None: missing), ``gid`` (int32) is the row's cluster, one of
+    ``n_g``. Self-comparisons are rows too (the meat leaves them out, as the counts do)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    gid: np.ndarray
+    n_g: int
+    players: list[Any]
+    outcomes: list[Any]
+
+
+class _Rows:
+    """The codes of each row, written batch by batch into arrays of the file's row count."""
+
+    def __init__(self, n: int, span: tuple[int, int] | None) -> None:
+        # 9 bytes a row: fresh memory costs its first touch (about 2 ms per MB on a loaded machine)
+        self.a, self.b = np.empty(n, np.uint16), np.empty(n, np.uint16)
+        self.o, self.g = np.empty(n, np.uint8), np.empty(n, np.int32)
+        self.span, self.at = span, 0
+        self.ids: dict[Any, int] = {}  # a text cluster's code by value
+
+    @classmethod
+    def start(cls, pf: Any, keep: tuple[str, tuple[int, int] | None] | None, columns: list[str]) -> _Rows | None:
+        """Arrays for the rows of ``pf``, or None (no cluster to keep, or not one these rows take)."""
+        import pyarrow as pa
+
+        if keep is None or keep[0] in columns:
+            return None
+        column, span = keep
+        n, schema = pf.metadata.num_rows, pf.schema_arrow
+        if column not in schema.names or n * 9 > ROWS_BUDGET:
+            return None
+        t = schema.field(column).type
+        ints = pa.types.is_integer(t) and span is not None and span[1] - span[0] < 2**31
+        text = span is None and (pa.types.is_string(t) or pa.types.is_large_string(t))
+        lim = current_limits()
+        meta = pf.metadata
+        where = [k for k in range(meta.num_columns) if meta.schema.column(k).path == column]
+        if not (ints or text) or len(where) != 1 or not all(
+                _plausible(meta.row_group(g).column(where[0]), lim) for g in range(meta.num_row_groups)):
+            return None
+        return cls(n, span)
+
+    def _slice(self, n: int) -> slice:
+        return slice(self.at, self.at + n)
+
+    def players(self, *parts: tuple[np.ndarray, np.ndarray]) -> bool:
+        """Record a batch's (local indices, their global codes) of player_a, player_b and the outcome;
+        False past 65,535 players (the codes are 16-bit)."""
+        if len(parts[0][1]) and max(int(parts[0][1].max()), int(parts[1][1].max())) >= 1 << 16:
+            return False
+        part = self._slice(len(parts[0][0]))
+        outs: list[np.ndarray] = [self.a, self.b, self.o]
+        for out, (idx, table) in zip(outs, parts, strict=True):
+            np.take(table.astype(out.dtype), idx, axis=None, out=out[part], mode="clip")
+        return True
+
+    def cluster(self, column: Any) -> bool:
+        """Record the batch's clusters; False where these rows cannot (a missing or odd value)."""
+        part = self._slice(len(column))
+        if self.span is not None:
+            if column.null_count:
+                return False
+            values = numpy_view(column)
+            if values.dtype.kind not in "iu":
+                return False
+            if len(values) and (int(values.min()) < self.span[0] or int(values.max()) > self.span[1]):
+                return False  # the statistics' span does not hold the values: DuckDB's pass instead
+            lo = np.array(self.span[0]).astype(values.dtype)
+            np.subtract(values, lo, out=self.g[part], casting="unsafe")
+        else:
+            got = _indices(column)
+            if got is None or len(got[1]) > MAX_DISTINCT or column.null_count:
+                return False
+            idx, names = got
+            table = np.array([self.ids.setdefault(v, len(self.ids)) for v in names] + [-1], dtype=np.int32)
+            np.take(table, idx, axis=None, out=self.g[part], mode="clip")
+        self.at = part.stop
+        return True
+
+    def done(self, counter: _Counter) -> CodedRows | None:
+        """The rows, with the counter's players and outcomes by code."""
+        if self.at != len(self.a):  # pragma: no cover - the file has the rows its footer says
+            return None
+        n_g = self.span[1] - self.span[0] + 1 if self.span is not None else len(self.ids)
+        return CodedRows(self.a, self.b, self.o, self.g, n_g, _by_code(counter._players),
+                         _by_code(counter._outcomes))
 
 
 def _pow2(n: int) -> int:

@@ -113,13 +113,22 @@ def parquet_columns(path: Path, con: Any = None) -> list[str] | None:
     return names
 
 
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def parquet_relation(path: Path) -> str:
+    """DuckDB table function reading the Parquet file ``path`` (no check: see :func:`relation`)."""
+    return f"read_parquet({_literal(path)})"
+
+
 def relation(path: Path, head: bytes, con: Any = None) -> str | None:
     """DuckDB table function reading ``path`` (None: let the pandas reader handle it);
     ``con``: as in :func:`check_header`."""
     kind = check_header(path, head, con)
     if kind is None:
         return None
-    lit = "'" + str(path).replace("'", "''") + "'"
+    lit = _literal(path)
     with path.open("rb") as fh:
         gz = "'gzip'" if fh.read(2) == b"\x1f\x8b" else "'none'"
     if gz == "'gzip'":  # a gzip bomb is refused here, in well under a second, not streamed for minutes
@@ -127,7 +136,7 @@ def relation(path: Path, head: bytes, con: Any = None) -> str | None:
 
         check_gzip_prefix(path)
     if kind == "parquet":
-        return f"read_parquet({lit})"
+        return parquet_relation(path)
     if kind == "csv":
         sep = "\\t" if _is_tsv(path) else ","
         nulls = ", ".join("'" + v + "'" for v in _CSV_NA)
@@ -249,8 +258,9 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
     With a cluster the cells are collapsed over it and ``clustered`` holds what
     :class:`~evalkit.engine._clustered.SqlClusterCounts` needs (``spec``, ``relation``, ``span``):
     the cluster-robust terms are computed in SQL later (a missing cluster: None, the pandas
-    reader's located error). ``flat(path, spec)``, if given, may return the cells of a spec
-    without cluster itself (:func:`evalkit.engine._arrow.dictionary_cells`); where it returns
+    reader's located error). ``flat(path, spec, (cluster column, span))``, if given, may return
+    the cells of a spec without cluster itself, with each row's codes or None
+    (:func:`evalkit.engine._arrow.dictionary_rows`; ``clustered["rows"]``); where it returns
     None, DuckDB counts them."""
     import duckdb
 
@@ -274,7 +284,8 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
         check_cluster(path, name, list(types), cluster, opts)
     if spec is None or any(types.get(c) not in KEY_TYPES for c in spec.key_columns):
         return None
-    clustered = None
+    clustered: dict[str, Any] | None = None
+    keep: tuple[str, tuple[int, int] | None] | None = None
     try:
         if spec.cluster:
             from dataclasses import replace
@@ -284,9 +295,13 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
             missing, span = cluster_census(con, spec, rel, types.get(spec.cluster))
             if missing:
                 return None
-            clustered = {"spec": spec, "relation": rel, "span": span}
+            clustered, keep = {"spec": spec, "relation": rel, "span": span}, (spec.cluster, span)
             spec = replace(spec, cluster=None, cluster_name=None)
-        cells = flat(path, spec) if flat is not None and clustered is not None else None
+        cells = None
+        if flat is not None and clustered is not None:
+            got = flat(path, spec, keep)
+            if got is not None:
+                cells, clustered["rows"] = got
         if cells is None:
             cells = run(con, cell_sql(spec, rel), "numpy")
     except duckdb.OutOfMemoryException as exc:  # the pandas reader would need more memory, not less

@@ -101,9 +101,9 @@ def finish_cells(cells: Mapping[str, Any] | pd.DataFrame, *, path: str, fmt: str
 def _duckdb_file(con: Any, path: Path, *, cluster: str | None, **kw: Any
                  ) -> tuple[ComparisonCounts, ReadReport] | None:
     """Counts and report of one file by DuckDB, or None (the pandas reader reads it)."""
-    from evalkit.engine._arrow import dictionary_cells
+    from evalkit.engine._arrow import dictionary_rows
 
-    got = duckdb_file_cells(con, path, cluster=cluster, flat=dictionary_cells, **kw)
+    got = duckdb_file_cells(con, path, cluster=cluster, flat=dictionary_rows, **kw)
     if got is None:
         return None
     cells, name, per_row, clustered = got
@@ -111,20 +111,34 @@ def _duckdb_file(con: Any, path: Path, *, cluster: str | None, **kw: Any
                         per_row=per_row, sorted_=True)
     if done is None or clustered is None or cluster is None:
         return done
+    return _clustered(done, cluster, path=path, opts=kw["opts"], fmt=name, clustered=clustered)
+
+
+def _clustered(done: tuple[ComparisonCounts, ReadReport], cluster: str, *, path: Path, opts: dict[str, Any], fmt: str,
+               clustered: dict[str, Any]) -> tuple[ComparisonCounts, ReadReport]:
+    """Cells collapsed over the cluster -> :class:`~evalkit.engine._clustered.SqlClusterCounts`."""
     from evalkit.engine._clustered import SqlClusterCounts
 
     flat = done[0]
     keys = ("player_a", "player_b", "outcome", "weight", "n")
-    return SqlClusterCounts({k: flat.column(k) for k in keys}, cluster, path=path, opts=kw["opts"], fmt=name,
+    return SqlClusterCounts({k: flat.column(k) for k in keys}, cluster, path=path, opts=opts, fmt=fmt,
                             **clustered), done[1]
 
 
 def _dictionary_file(path: Path, *, cluster: str | None, fmt: str | None, opts: dict[str, Any]
                      ) -> tuple[ComparisonCounts, ReadReport] | None:
     """Counts and report of a Parquet file counted on its dictionary codes
-    (:mod:`evalkit.engine._arrow`), or None (DuckDB or the pandas reader reads it)."""
-    from evalkit.engine._arrow import parquet_dictionary_cells
+    (:mod:`evalkit.engine._arrow`), or None (DuckDB or the pandas reader reads it). With a
+    cluster, each row's codes are kept for the cluster-robust meat: DuckDB is not used at all."""
+    from evalkit.engine._arrow import parquet_dictionary_cells, parquet_dictionary_clustered
 
+    if cluster is not None:
+        clustered = parquet_dictionary_clustered(path, fmt=fmt, cluster=cluster, opts=opts)
+        if clustered is None:
+            return None
+        cells, name, terms = clustered
+        done = finish_cells(cells, path=str(path), fmt=name, cluster=None, opts=opts, sorted_=True)
+        return None if done is None else _clustered(done, cluster, path=path, opts=opts, fmt=name, clustered=terms)
     got = parquet_dictionary_cells(path, fmt=fmt, cluster=cluster, opts=opts)
     if got is None:
         return None
