@@ -107,8 +107,7 @@ def _run(args: argparse.Namespace, figures) -> int:
     from evalkit.ratings.leaderboard import leaderboard_columns
 
     ui, inputs = args.ui, args.inputs
-    if args.cluster:
-        _warm(CLUSTER_MODULES)
+    warming = _warm(CLUSTER_MODULES) if args.cluster else None
     from evalkit.cli._runs import not_a_judgment_log
 
     not_a_judgment_log([p for p in args.path if p != "-"], "rate")
@@ -118,6 +117,8 @@ def _run(args: argparse.Namespace, figures) -> int:
     counts, report = aggregate_for_cli(source, args, format=args.format, cluster=args.cluster,
                                        **inputs.kwargs(aggregate_comparisons))
     ui.close_bar()
+    if warming is not None:  # a module half imported by the thread is in sys.modules, half empty
+        warming.join()
     ui.info(inputs.display(report.to_text()))
     anchor, base = parse_anchor(args.anchor) if args.anchor else (None, 1000.0)
     n_boot = args.n_resamples
@@ -308,7 +309,9 @@ CLUSTER_MODULES = ("scipy.sparse", "pyarrow")
 def _warm(modules: tuple[str, ...]) -> threading.Thread:
     """Import ``modules`` in a thread, started before the rows are read: DuckDB releases the GIL
     while it counts, so the imports (about 0.4 s for the cluster terms') run beside it instead of
-    after it. Any error there is left for the real work to raise."""
+    after it. Any error there is left for the real work to raise. Join the thread before using
+    them: code that looks a module up in ``sys.modules`` (not by ``import``) would otherwise find
+    it partly initialised."""
     def work() -> None:
         import importlib
 
