@@ -231,9 +231,10 @@ def test_clustered_rate_imports_no_duckdb(tmp_path):
 
 @pytest.mark.parametrize("stats", ["lying", "absent", "a missing cluster"])
 def test_cluster_statistics_that_lie_or_are_absent_go_to_duckdb(tmp_path, stats):
-    """The census trusts the statistics only so far: a span that does not hold a batch's values drops
-    the rows' codes (DuckDB's pass computes the meat); a file without statistics, or with a missing
-    cluster, is DuckDB's (and the pandas reader's located error) from the start."""
+    """The census trusts the statistics only so far: a span that does not hold a batch's values is a
+    located error (DuckDB, which trusts them, would count the column wrongly: see test_cluster_sql); a
+    file without statistics, or with a missing cluster, is DuckDB's (and the pandas reader's located
+    error) from the start."""
     from evalkit.ratings.leaderboard import leaderboard_columns
 
     data = _arena(3000, 5)
@@ -244,10 +245,12 @@ def test_cluster_statistics_that_lie_or_are_absent_go_to_duckdb(tmp_path, stats)
         table = table.set_column(3, "question_id", pa.array([None] + data["question_id"][1:].tolist(), pa.int64()))
     pq.write_table(table, path, row_group_size=1000, write_statistics=stats != "absent")
     pf = pq.ParquetFile(path)
-    if stats == "lying":  # the footer says 0..9 (the values reach 29): as a hostile writer would
+    if stats == "lying":  # a span of 0..9 (the values reach 29): DuckDB would trust it, so the file is refused
         assert _arrow._Rows.start(pf, ("question_id", (0, 9)), ["model_a", "model_b", "winner"]) is not None
-        got = _arrow.dictionary_rows(path, _spec(path), ("question_id", (0, 9)))
-        assert got is not None and got[1] is None  # the cells, without the rows
+        first = int(np.flatnonzero(data["question_id"] > 9)[0])
+        with pytest.raises(_arrow.StatisticsError, match=rf"row {first}: column 'question_id': found a value "
+                                                         rf"{data['question_id'][first]} outside the range 0 to 9"):
+            _arrow.dictionary_rows(path, _spec(path), ("question_id", (0, 9)))
         return
     assert _arrow._census(pf, "question_id") is None if stats == "absent" else _arrow._census(pf, "question_id")[0]
     assert _arrow.parquet_dictionary_clustered(path, fmt=None, cluster="item", opts=OPTS) is None

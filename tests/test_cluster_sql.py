@@ -341,3 +341,89 @@ def test_clusters_the_converters_keep_still_reach_the_pandas_reader(tmp_path):
     assert counts.n_clusters == canon["session"].nunique()
     counts, _ = aggregate_comparisons(tmp_path / "s.parquet", cluster="source")
     assert counts.n_clusters == 1
+
+
+def _lie_in_the_footer(path, column_max: int, claimed: int) -> None:
+    """Rewrite the Parquet footer's largest value of the int64 cluster column (statistics ``max`` and
+    the legacy ``max_value``) to ``claimed``, as a hostile or buggy writer would; the pages are untouched."""
+    import struct
+
+    raw = bytearray(path.read_bytes())
+    size = struct.unpack("<i", raw[-8:-4])[0]
+    start = len(raw) - 8 - size
+    old, new = struct.pack("<q", column_max), struct.pack("<q", claimed)
+    footer = bytes(raw[start:-8])
+    assert footer.count(old) == 2  # both statistics fields, and nothing else (the ids are 1,000,000 and up)
+    raw[start:-8] = footer.replace(old, new)
+    path.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("encoding", ["dictionary", "plain"])
+@pytest.mark.parametrize("interval", ["sandwich", "bootstrap"])
+def test_statistics_that_lie_about_the_cluster_are_a_located_error(tmp_path, capsys, encoding, interval):
+    """DuckDB trusts Parquet statistics: on a footer claiming the ids end at 1,000,010 when they reach
+    1,000,029 its min/max give the false range, its DISTINCT misses ids and a GROUP BY on the column
+    fails inside DuckDB ("Perfect hash aggregate"); before, evalkit crashed with an IndexError
+    (exit 3). Now: one line naming the file, the column, what was found and the allowed range, with the
+    flag that reads it right (--engine pandas reads the values, and gives the untouched file's numbers)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evalkit.cli import main
+
+    frame = _arena(tmp_path / "a.parquet", n=3000, models=5, items=30)
+    frame["question_id"] += 1_000_000
+    honest, lying = tmp_path / "honest.parquet", tmp_path / "lying.parquet"
+    dictionary = ["model_a", "model_b", "winner"] if encoding == "dictionary" else False
+    for path in (honest, lying):
+        pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), path, use_dictionary=dictionary)
+    _lie_in_the_footer(lying, 1_000_029, 1_000_010)
+    args = ["--cluster", "item"] + (["--n-resamples", "40", "--rng", "1"] if interval == "bootstrap" else [])
+    assert main(["rate", str(lying), *args]) == 2
+    err = [line for line in capsys.readouterr().err.strip().splitlines() if not line.startswith("read 3000 rows")]
+    assert len(err) == 1 and "lying.parquet" in err[0] and "column 'question_id': found" in err[0], err
+    assert "outside the range 1000000 to 1000010" in err[0] and "--engine pandas" in err[0]
+    assert main(["rate", str(honest), *args]) == 0
+    want = capsys.readouterr().out.replace("honest.parquet", "X")
+    assert main(["rate", str(lying), *args, "--engine", "pandas"]) == 0
+    assert capsys.readouterr().out.replace("lying.parquet", "X") == want
+
+
+def test_the_cluster_imports_thread_is_joined_before_the_fit(tmp_path, monkeypatch):
+    """rate --cluster imports scipy.sparse in a thread while the rows are counted. The fit looks
+    scipy.sparse up in sys.modules, where a half-imported module raised AttributeError (exit 3) on a
+    small file, whose count ended first. The thread below finishes only when joined: the fit must
+    come after it."""
+    import importlib
+    import threading
+
+    from evalkit.cli import main
+
+    rate = importlib.import_module("evalkit.cli.rate")
+    lb = importlib.import_module("evalkit.ratings.leaderboard")  # evalkit.ratings.leaderboard is also a function
+
+    events: list[str] = []
+    release = threading.Event()
+
+    class Warming(threading.Thread):
+        def join(self, timeout=None):
+            release.set()
+            super().join(timeout)
+
+    def warm(modules):
+        thread = Warming(target=lambda: (release.wait(60), events.append("imported")), daemon=True)
+        thread.start()
+        return thread
+
+    real = lb.leaderboard_columns
+
+    def fit(*a, **k):
+        events.append("fit")
+        return real(*a, **k)
+
+    monkeypatch.setattr(rate, "_warm", warm)
+    monkeypatch.setattr(lb, "leaderboard_columns", fit)
+    _arena(tmp_path / "a.parquet", n=300, items=20)
+    assert main(["rate", str(tmp_path / "a.parquet"), "--cluster", "item"]) == 0
+    release.set()
+    assert events[:2] == ["imported", "fit"]

@@ -38,7 +38,8 @@ from evalkit.io.fastpath import CellSpec, cell_spec
 from evalkit.io.formats import detect_format
 
 __all__ = ["parquet_dictionary_cells", "parquet_dictionary_clustered", "dictionary_cells", "dictionary_rows", "CodedRows", "numpy_view", "BATCH_ROWS",
-           "MAX_DISTINCT", "ROWS_BUDGET"]
+           "MAX_DISTINCT", "ROWS_BUDGET",
+           "StatisticsError", "statistics_error"]
 
 #: Rows decoded at a time (three index columns: a few tens of MB at most).
 BATCH_ROWS = 1 << 20
@@ -172,6 +173,9 @@ def _count(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None] 
                 return None
             if rows is not None and (counter.rows_lost or not rows.cluster(batch.column(3))):
                 rows = None
+    except _Outside as out:
+        assert keep is not None
+        raise statistics_error(path, keep[0], keep[1], *out.args) from None
     except Exception:  # noqa: BLE001 - a file pyarrow cannot decode: DuckDB's to read, or to report
         return None
     return counter.cells(), (rows.done(counter) if rows is not None else None)
@@ -386,6 +390,30 @@ class CodedRows:
     outcomes: list[Any]
 
 
+class StatisticsError(ValueError):
+    """A Parquet file whose column statistics do not hold the column's values: its metadata is
+    corrupt, and DuckDB, which trusts the statistics (``min``/``max``, its aggregates' hash ranges),
+    would count the column wrongly."""
+
+
+def statistics_error(path: Path | str, column: str | None, span: tuple[int, int] | None,
+                     found: int | None = None, row: int | None = None) -> StatisticsError:
+    """The located error for ``column`` of ``path``, whose statistics give ``span``."""
+    lo, hi = span or (None, None)
+    where = f"row {row}: " if row is not None else ""
+    what = f"a value {found}" if found is not None else "values"
+    return StatisticsError(
+        f"{path}: {where}column {column!r}: found {what} outside the range {lo} to {hi} that the file's Parquet "
+        f"statistics give; allowed: statistics that hold every value. The file's metadata is corrupt, and DuckDB, "
+        f"which trusts it, would count the column wrongly: rewrite the file (for example with "
+        f"pyarrow.parquet.write_table(pyarrow.parquet.read_table(PATH), NEW_PATH)), or read it with --engine pandas, "
+        f"which reads the values themselves.")
+
+
+class _Outside(Exception):
+    """A cluster id outside the statistics' span: ``(value, row)``."""
+
+
 class _Rows:
     """The codes of each row, written batch by batch into arrays of the file's row count."""
 
@@ -442,7 +470,8 @@ class _Rows:
             if values.dtype.kind not in "iu":
                 return False
             if len(values) and (int(values.min()) < self.span[0] or int(values.max()) > self.span[1]):
-                return False  # the statistics' span does not hold the values: DuckDB's pass instead
+                bad = int(np.flatnonzero((values < self.span[0]) | (values > self.span[1]))[0])
+                raise _Outside(int(values[bad]), part.start + bad)  # statistics that lie: DuckDB's too
             lo = np.array(self.span[0]).astype(values.dtype)
             np.subtract(values, lo, out=self.g[part], casting="unsafe")
         else:

@@ -174,6 +174,7 @@ class SqlClusterCounts(ComparisonCounts):
         self._spec, self._relation, self._path = spec, relation, path
         # integer ids less the smallest index S's rows when a dense S of that many rows fits the budget
         # (no table of the ids, no join); else the ids' table, G rows (S's memory bounded either way)
+        self._stats, self._lying = span, False  # the statistics' span; rows found outside it
         if span is not None and (span[1] - span[0] + 1) * (len(self.players) + 1) > DENSE_SCORES:
             span = None
         self._opts, self._fmt, self._span = opts, fmt, span
@@ -194,7 +195,7 @@ class SqlClusterCounts(ComparisonCounts):
         if self._g is None and self._expanded:
             return int(super().n_clusters or 0)
         if self._g is None:
-            self._g, self._units = _census_sql(self._spec, self._relation)
+            self._g, self._units = self._checked(_census_sql, self._spec, self._relation)
         return self._g
 
     @property
@@ -214,11 +215,14 @@ class SqlClusterCounts(ComparisonCounts):
         from evalkit.engine._duckdb import run
         from evalkit.engine.aggregate import finish_cells
 
-        con = _connect()
-        try:
-            cells = run(con, cell_sql(self._spec, self._relation), "numpy")
-        finally:
-            con.close()
+        def fetch() -> dict[str, np.ndarray]:
+            con = _connect()
+            try:
+                return run(con, cell_sql(self._spec, self._relation), "numpy")
+            finally:
+                con.close()
+
+        cells = self._checked(fetch)
         done = finish_cells(cells, path=str(self._path), fmt=self._fmt, cluster=self.cluster, opts=self._opts,
                             sorted_=True)
         if done is None:  # pragma: no cover - the same file passed the same checks when it was collapsed
@@ -235,13 +239,19 @@ class SqlClusterCounts(ComparisonCounts):
         non-zeros reach Python."""
         if not self.collapsed:
             raise RuntimeError("cluster_meat needs the collapsed cells; these were expanded.")
+        if self._lying:
+            raise self._lie()
         players, a, b = self.codes()
         table = {"ci": a.astype(np.int32), "cj": b.astype(np.int32),
                  "outcome": self.column("outcome").astype(float), "u": np.asarray(u, dtype=float)}
         if u_extra is not None:
             table["ue"] = np.asarray(u_extra, dtype=float)
         done = _meat_rows(self._rows, players, table, n_cols) if self._rows is not None else None
-        meat, g, units = done or _meat(self._spec, self._relation, players, table, n_cols, self._span)
+        try:
+            meat, g, units = done or _meat(self._spec, self._relation, players, table, n_cols, self._span)
+        except _OutOfSpan:  # every later query on the column would be wrong too
+            self._lying = True
+            raise self._lie() from None
         self._g, self._units = g, units or self._units
         return meat
 
@@ -252,8 +262,28 @@ class SqlClusterCounts(ComparisonCounts):
         cluster needs (:func:`evalkit.stats.judge_warnings.clustered_share_test`), from the meat's
         pass when it ran first, else one ``GROUP BY``."""
         if self._units is None:
-            self._g, self._units = _census_sql(self._spec, self._relation)
+            self._g, self._units = self._checked(_census_sql, self._spec, self._relation)
         return self._units
+
+    def _lie(self) -> ValueError:
+        from evalkit.engine._arrow import statistics_error
+
+        return statistics_error(self._path, self._spec.cluster, self._stats)
+
+    def _checked(self, query: Any, *args: Any) -> Any:
+        """``query(*args)``, or the located error of a file whose statistics do not hold its
+        cluster ids (found by the meat's pass, or by DuckDB's hash aggregate sized by them)."""
+        import duckdb
+
+        if self._lying:
+            raise self._lie()
+        try:
+            return query(*args)
+        except duckdb.Error as exc:
+            if self._stats is None or "perfect hash aggregate" not in str(exc).lower():
+                raise
+            self._lying = True
+            raise self._lie() from None
 
 
 #: Rows per batch of the meat's stream: its NumPy temporaries stay small (fresh memory costs its first
@@ -327,6 +357,7 @@ def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_col
         sql = f"SELECT c.gid, c.ca, c.cb, c.weight * u.u AS wu{', c.weight * u.ue AS we' if extra else ''} {join}"
         got = run(con, f"SELECT gid, p, sum(v) AS v FROM (SELECT gid, unnest([{', '.join(cols)}]) AS p, "
                        f"unnest([{', '.join(vals)}]) AS v FROM ({sql})) GROUP BY gid, p", "numpy")
+        _within(got["gid"], n_g)
         meat = gram(coo_matrix((got["v"], (got["gid"], got["p"])), shape=(n_g, n_cols)).tocsr())
         return meat, int(np.unique(got["gid"]).size), None
     dense = _dense_u(table, n_cols - 1 if extra else n_cols)
@@ -338,6 +369,7 @@ def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_col
     batches = (_dense_batches(con, coded, n_cols, weighted, extra, dense[0], dense[1], case) if dense is not None
                else _joined_batches(con, join, n_cols, weighted, extra))
     for kind, first, second, wu, weight, last, we in batches:
+        _within(kind, 3 * n_g)
         # np.add.at, not np.bincount(minlength=S.size): its cost is the batch's, not S's (numpy >= 1.25)
         np.add.at(scores, first, wu)
         np.add.at(scores, second, -wu)
@@ -348,6 +380,18 @@ def _meat_on(con: Any, coded: str, n_g: int, table: dict[str, np.ndarray], n_col
             weights += np.bincount(kind, weights=weight, minlength=3 * n_g)
     s = scores.reshape(n_g, n_cols)
     return csr_matrix(s.T @ s), *_unit_sums(rows.reshape(n_g, 3), weights)
+
+
+class _OutOfSpan(Exception):
+    """A row's cluster lies outside the span the file's statistics gave (:func:`_within`)."""
+
+
+def _within(index: np.ndarray, size: int) -> None:
+    """Raise :class:`_OutOfSpan` unless every ``index`` is in ``[0, size)``: a cluster id less the
+    smallest id of the Parquet statistics (which DuckDB's ``min``/``max`` trust) indexes ``S``, and a
+    hostile file's statistics may lie (an index past ``S``, or a negative one that would wrap)."""
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= size):
+        raise _OutOfSpan
 
 
 def _unit_sums(rows: np.ndarray, weights: np.ndarray | None) -> tuple[int, tuple[int, float, float]]:
