@@ -39,7 +39,7 @@ from evalkit.io.formats import detect_format
 
 __all__ = ["parquet_dictionary_cells", "parquet_dictionary_clustered", "dictionary_cells", "dictionary_rows", "CodedRows", "numpy_view", "BATCH_ROWS",
            "MAX_DISTINCT", "ROWS_BUDGET",
-           "StatisticsError", "statistics_error"]
+           "StatisticsError", "statistics_error", "check_statistics"]
 
 #: Rows decoded at a time (three index columns: a few tens of MB at most).
 BATCH_ROWS = 1 << 20
@@ -408,6 +408,25 @@ def statistics_error(path: Path | str, column: str | None, span: tuple[int, int]
         f"which trusts it, would count the column wrongly: rewrite the file (for example with "
         f"pyarrow.parquet.write_table(pyarrow.parquet.read_table(PATH), NEW_PATH)), or read it with --engine pandas, "
         f"which reads the values themselves.")
+
+
+def check_statistics(path: Path, column: str, span: tuple[int, int]) -> None:
+    """Raise :class:`StatisticsError` when ``span``, the smallest and largest ``column`` values a
+    reader found in the Parquet file ``path``, falls outside its footer's statistics. DuckDB 1.1
+    reads the values for ``min``/``max`` but sizes a ``GROUP BY`` on the column by the statistics
+    (and crashed the process, a segmentation fault, when they lie); DuckDB 2 answers ``min``/``max``
+    from the statistics themselves, so there the check passes and the rows' pass finds the lie."""
+    if not _is_parquet(path):
+        return
+    import pyarrow.parquet as pq
+
+    try:
+        census = _census(pq.ParquetFile(path, pre_buffer=False), column)
+    except Exception:  # noqa: BLE001 - a footer pyarrow cannot read: DuckDB read it, nothing to compare
+        return
+    stats = census[1] if census is not None else None
+    if stats is not None and (span[0] < stats[0] or span[1] > stats[1]):
+        raise statistics_error(path, column, stats, span[0] if span[0] < stats[0] else span[1])
 
 
 class _Outside(Exception):

@@ -295,6 +295,10 @@ def duckdb_file_cells(con: Any, path: Path, *, fmt: str | None, cluster: str | N
             missing, span = cluster_census(con, spec, rel, types.get(spec.cluster))
             if missing:
                 return None
+            if span is not None and rel == parquet_relation(path):
+                from evalkit.engine._arrow import check_statistics
+
+                check_statistics(path, spec.cluster, span)
             clustered, keep = {"spec": spec, "relation": rel, "span": span}, (spec.cluster, span)
             spec = replace(spec, cluster=None, cluster_name=None)
         cells = None
