@@ -114,7 +114,7 @@ def _census(pf: Any, column: str) -> tuple[bool, tuple[int, int] | None] | None:
     import pyarrow as pa
 
     meta = pf.metadata
-    where = [k for k in range(meta.num_columns) if meta.schema.column(k).path == column]
+    where = _leaves(meta, column)
     t = pf.schema_arrow.field(column).type if column in pf.schema_arrow.names else None
     ints = t is not None and pa.types.is_integer(t)
     if len(where) != 1 or not (ints or (t is not None and (pa.types.is_string(t) or pa.types.is_large_string(t)))):
@@ -179,6 +179,11 @@ def _count(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None] 
     except Exception:  # noqa: BLE001 - a file pyarrow cannot decode: DuckDB's to read, or to report
         return None
     return counter.cells(), (rows.done(counter) if rows is not None else None)
+
+
+def _leaves(meta: Any, column: str) -> list[int]:
+    """The indices of the Parquet leaf columns whose path is ``column`` (one for a plain column)."""
+    return [k for k in range(meta.num_columns) if meta.schema.column(k).path == column]
 
 
 def _is_parquet(path: Path) -> bool:
@@ -459,7 +464,7 @@ class _Rows:
         text = span is None and (pa.types.is_string(t) or pa.types.is_large_string(t))
         lim = current_limits()
         meta = pf.metadata
-        where = [k for k in range(meta.num_columns) if meta.schema.column(k).path == column]
+        where = _leaves(meta, column)
         if not (ints or text) or len(where) != 1 or not all(
                 _plausible(meta.row_group(g).column(where[0]), lim) for g in range(meta.num_row_groups)):
             return None

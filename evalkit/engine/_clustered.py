@@ -24,7 +24,7 @@ player_b, outcome, cluster)`` are about as many as the rows; fetching them into 
 A dictionary-encoded Parquet file skips the second read: the count on its dictionary codes
 (:mod:`evalkit.engine._arrow`) keeps each row's codes (9 bytes a row), and :func:`_meat_rows`
 adds them into ``S`` in NumPy, each row's ``u`` looked up in a dense table of the collapsed
-cells (:func:`_dense_u`). At 1e7 rows, 50,000 items and 200 models: 1.7 s for the whole
+cells (:func:`_dense_u`). At 1e7 rows, 50,000 items and 200 models: 1.4-1.7 s for the whole
 ``rate --cluster item`` against 2.1-2.3 s with DuckDB's second pass (the meat alone 0.6-0.8 s
 against 1.2-1.4 s). DuckDB's pass, where it runs, looks ``u`` up the same way where the table
 fits (:data:`DENSE_U`), else joins it.
