@@ -101,7 +101,7 @@ def parquet_dictionary_clustered(path: Path, *, fmt: str | None, cluster: str, o
     if census is None or census[0] or pf.metadata.num_rows * 9 > ROWS_BUDGET:
         return None
     assert spec is not None and spec.cluster is not None
-    got = _count(path, replace(spec, cluster=None, cluster_name=None), (spec.cluster, census[1]))
+    got = dictionary_rows(path, replace(spec, cluster=None, cluster_name=None), (spec.cluster, census[1]))
     if got is None:
         return None
     return got[0], name, {"spec": spec, "relation": parquet_relation(path), "span": census[1], "rows": got[1]}
@@ -134,23 +134,18 @@ def _census(pf: Any, column: str) -> tuple[bool, tuple[int, int] | None] | None:
 def dictionary_cells(path: Path, spec: CellSpec) -> dict[str, np.ndarray] | None:
     """The cells of ``spec`` (no cluster: the cells over all clusters) in the Parquet file
     ``path``, counted on its dictionary codes, or None where this path does not take them."""
-    got = _count(path, spec, None)
+    got = dictionary_rows(path, spec)
     return None if got is None else got[0]
 
 
-def dictionary_rows(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None]
+def dictionary_rows(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None] | None = None
                     ) -> tuple[dict[str, np.ndarray], CodedRows | None] | None:
     """:func:`dictionary_cells`, and each row as codes (:class:`CodedRows`) with its cluster
     ``keep = (column, span)`` (``span``: an integer column's smallest and largest value, each row's
     cluster being its value less the smallest; None: a text column, each distinct value a cluster),
-    for the cluster-robust meat without a second read of the file. The rows are None where they
-    would pass :data:`ROWS_BUDGET` bytes, or the cluster column is not text or an integer with a
-    span, or a batch holds more than :data:`MAX_DISTINCT` clusters."""
-    return _count(path, spec, keep)
-
-
-def _count(path: Path, spec: CellSpec, keep: tuple[str, tuple[int, int] | None] | None
-           ) -> tuple[dict[str, np.ndarray], CodedRows | None] | None:
+    for the cluster-robust meat without a second read of the file. The rows are None without
+    ``keep``, where they would pass :data:`ROWS_BUDGET` bytes, or the cluster column is not text or
+    an integer with a span, or a batch holds more than :data:`MAX_DISTINCT` clusters."""
     if spec.cluster or spec.outcome is None or not _is_parquet(path):
         return None  # a counts file (no outcome column) is already cells: DuckDB sums it
     import pyarrow.parquet as pq
